@@ -1,0 +1,71 @@
+"""Which Debian package provides a missing C header, library or build tool."""
+from __future__ import annotations
+
+import re
+
+HEADERS = {
+    "zlib.h": "zlib1g-dev", "ffi.h": "libffi-dev", "openssl/ssl.h": "libssl-dev",
+    "openssl/opensslv.h": "libssl-dev", "libpq-fe.h": "libpq-dev", "pg_config.h": "libpq-dev",
+    "libxml/xmlversion.h": "libxml2-dev", "libxml/parser.h": "libxml2-dev", "libxslt/xslt.h": "libxslt1-dev",
+    "libxslt/xsltconfig.h": "libxslt1-dev", "Python.h": "python3-dev", "yaml.h": "libyaml-dev",
+    "bzlib.h": "libbz2-dev", "lzma.h": "liblzma-dev", "sqlite3.h": "libsqlite3-dev", "jpeglib.h": "libjpeg-dev",
+    "png.h": "libpng-dev", "ft2build.h": "libfreetype-dev", "gmp.h": "libgmp-dev", "mpfr.h": "libmpfr-dev",
+    "mpc.h": "libmpc-dev", "curl/curl.h": "libcurl4-openssl-dev", "readline/readline.h": "libreadline-dev",
+    "ncurses.h": "libncurses-dev", "curses.h": "libncurses-dev", "uuid/uuid.h": "uuid-dev",
+    "sasl/sasl.h": "libsasl2-dev", "ldap.h": "libldap2-dev", "lber.h": "libldap2-dev", "krb5.h": "libkrb5-dev",
+    "gssapi/gssapi.h": "libkrb5-dev", "mysql.h": "default-libmysqlclient-dev", "hdf5.h": "libhdf5-dev",
+    "lz4.h": "liblz4-dev", "zstd.h": "libzstd-dev", "snappy-c.h": "libsnappy-dev", "event.h": "libevent-dev",
+    "cairo.h": "libcairo2-dev", "glib.h": "libglib2.0-dev", "gdbm.h": "libgdbm-dev", "db.h": "libdb-dev",
+    "pcre.h": "libpcre3-dev", "expat.h": "libexpat1-dev", "tiffio.h": "libtiff-dev", "webp/decode.h": "libwebp-dev",
+    "xxhash.h": "libxxhash-dev", "libusb.h": "libusb-1.0-0-dev", "portaudio.h": "portaudio19-dev",
+    "sndfile.h": "libsndfile1-dev", "systemd/sd-daemon.h": "libsystemd-dev", "cups/cups.h": "libcups2-dev",
+    "libmemcached/memcached.h": "libmemcached-dev", "geos_c.h": "libgeos-dev", "proj.h": "libproj-dev",
+    "gdal.h": "libgdal-dev", "cblas.h": "libopenblas-dev", "lapacke.h": "liblapacke-dev", "magic.h": "libmagic-dev",
+    "libudev.h": "libudev-dev", "alsa/asoundlib.h": "libasound2-dev", "security/pam_appl.h": "libpam0g-dev",
+    "gpgme.h": "libgpgme-dev", "archive.h": "libarchive-dev", "leveldb/c.h": "libleveldb-dev",
+    "sodium.h": "libsodium-dev", "zmq.h": "libzmq3-dev", "dbus/dbus.h": "libdbus-1-dev", "X11/Xlib.h": "libx11-dev",
+    "GL/gl.h": "libgl-dev", "SDL2/SDL.h": "libsdl2-dev", "tcl.h": "tcl-dev", "tk.h": "tk-dev",
+}
+
+LIBRARIES = {
+    "z": "zlib1g-dev", "ffi": "libffi-dev", "ssl": "libssl-dev", "crypto": "libssl-dev", "pq": "libpq-dev",
+    "xml2": "libxml2-dev", "xslt": "libxslt1-dev", "exslt": "libxslt1-dev", "yaml": "libyaml-dev",
+    "bz2": "libbz2-dev", "lzma": "liblzma-dev", "sqlite3": "libsqlite3-dev", "jpeg": "libjpeg-dev",
+    "png": "libpng-dev", "freetype": "libfreetype-dev", "gmp": "libgmp-dev", "curl": "libcurl4-openssl-dev",
+    "readline": "libreadline-dev", "ncurses": "libncurses-dev", "uuid": "uuid-dev", "sasl2": "libsasl2-dev",
+    "ldap": "libldap2-dev", "mysqlclient": "default-libmysqlclient-dev", "hdf5": "libhdf5-dev",
+    "lz4": "liblz4-dev", "zstd": "libzstd-dev", "snappy": "libsnappy-dev", "openblas": "libopenblas-dev",
+    "blas": "libopenblas-dev", "lapack": "liblapack-dev", "magic": "libmagic-dev", "sodium": "libsodium-dev",
+    "zmq": "libzmq3-dev", "gfortran": "gfortran",
+}
+
+TOOLS = {
+    "pg_config": "libpq-dev", "mysql_config": "default-libmysqlclient-dev", "xml2-config": "libxml2-dev",
+    "xslt-config": "libxslt1-dev", "pkg-config": "pkg-config", "cmake": "cmake", "swig": "swig",
+    "rustc": "cargo", "cargo": "cargo", "msgfmt": "gettext", "gettext": "gettext", "gfortran": "gfortran",
+    "protoc": "protobuf-compiler", "make": "make", "ninja": "ninja-build", "git": "git", "curl": "curl",
+    "wget": "wget", "unzip": "unzip", "zip": "zip", "xvfb-run": "xvfb", "node": "nodejs", "npm": "npm",
+    "java": "default-jre-headless", "javac": "default-jdk-headless", "go": "golang-go", "redis-server": "redis-server",
+    "psql": "postgresql-client", "sqlite3": "sqlite3", "patch": "patch", "gcc": "gcc", "g++": "g++",
+    "cc": "gcc", "c++": "g++", "ffmpeg": "ffmpeg", "graphviz": "graphviz", "dot": "graphviz",
+    "tesseract": "tesseract-ocr", "latex": "texlive-latex-base", "pandoc": "pandoc", "bison": "bison",
+    "flex": "flex", "autoconf": "autoconf", "automake": "automake", "libtool": "libtool",
+}
+
+_PACKAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
+
+
+def package_for(kind: str, name: str) -> str | None:
+    """The Debian package for a missing header, library or tool; a guess for unknown libs; None if none."""
+    if kind == "missing_header":
+        found = HEADERS.get(name) or HEADERS.get(name.rsplit("/", 1)[-1])
+        if found is None:
+            stem = re.sub(r"[^a-z0-9]+", "", name.rsplit("/", 1)[0 if "/" in name else -1].removesuffix(".h"))
+            found = f"lib{stem}-dev" if stem else None
+    elif kind == "missing_library":
+        found = LIBRARIES.get(name) or f"lib{name.lower()}-dev"
+    elif kind == "missing_tool":
+        found = TOOLS.get(name)
+    else:
+        found = None
+    return found if found and _PACKAGE_NAME.match(found) else None

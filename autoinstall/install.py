@@ -1,0 +1,272 @@
+"""Phase 2: run the plan's steps in a sandbox, repair what fails, until the verification suite passes."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from autoinstall.diagnose import diagnose
+from autoinstall.plan import Plan, Step
+from autoinstall.repair import FailedTest, Repair, RepairContext
+from autoinstall.spec import Failure, StepLog, StubRecord
+from autoinstall.stubs import STUB_DIR, build_stub_wheel, stub_version, files_importing
+from autoinstall.verify import Deselection, judge, run_check, run_tests
+from envs.base import ExecResult, Sandbox
+
+SandboxFactory = Callable[[str], Sandbox]
+"""Given a Python version ("3.11"), return an unstarted sandbox with that interpreter and the venv active."""
+
+Reporter = Callable[[str, str], None]
+"""Called with (event, text): "step" when a command starts, "done"/"fail"/"repair" after it."""
+
+
+class Budgets(BaseModel):
+    """Limits on how hard phase 2 tries."""
+
+    max_repairs: int = 12
+    wall_s: float = 1800.0
+    step_timeout_s: float = 900.0
+    test_timeout_s: float = 900.0
+    threshold: float = 0.9
+
+
+class InstallResult(BaseModel):
+    """What phase 2 produced: the steps that worked, the last good snapshot, and what was changed."""
+
+    ok: bool
+    python: str
+    snapshot: str | None = None
+    steps: list[Step] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    stubs: list[StubRecord] = Field(default_factory=list)
+    deselected: list[Deselection] = Field(default_factory=list)
+    stub_wheels: dict[str, bytes] = Field(default_factory=dict, exclude=True)
+    log: list[StepLog] = Field(default_factory=list)
+    repairs: list[Repair] = Field(default_factory=list)
+    failure: Failure | None = None
+
+
+class _Restart(Exception):
+    """Start over on another interpreter."""
+
+
+class Installer:
+    """Runs one plan to completion or failure. Create one per environment."""
+
+    def __init__(self, plan: Plan, repo: Path, model: object, make_sandbox: SandboxFactory, *,
+                 budgets: Budgets | None = None, log_dir: Path | None = None,
+                 available_pythons: list[str] | None = None, report: Reporter | None = None) -> None:
+        self.plan, self.repo, self.model, self.make_sandbox = plan, repo, model, make_sandbox
+        self.budgets = budgets or Budgets()
+        self.log_dir = log_dir
+        self.available_pythons = available_pythons or ["3.11", "3.13"]
+        self.report = report or (lambda event, text: None)
+        self.result = InstallResult(ok=False, python=plan.python)
+        self.started = time.monotonic()
+        self.sandbox: Sandbox | None = None
+        self.last_good: str | None = None
+
+    # -- running commands -------------------------------------------------------------------
+    def _out_of_budget(self) -> Failure | None:
+        if len(self.result.repairs) > self.budgets.max_repairs:
+            return Failure(failure_class="budget_exhausted",
+                           message=f"gave up after {self.budgets.max_repairs} repairs")
+        if time.monotonic() - self.started > self.budgets.wall_s:
+            return Failure(failure_class="budget_exhausted",
+                           message=f"wall-time budget of {self.budgets.wall_s:.0f} s used up")
+        return None
+
+    def _run(self, command: str, phase: str, timeout: float) -> tuple[ExecResult, StepLog]:
+        assert self.sandbox is not None
+        self.report("step", command)
+        result = self.sandbox.exec(command, timeout=timeout, env=self.result.env or None)
+        entry = self._record(command, phase, result.exit_code, result.duration_s, result.output)
+        entry.timed_out = result.timed_out
+        self.report("done" if result.ok else "fail", f"{command} ({result.duration_s:.1f}s)")
+        return result, entry
+
+    def _record(self, command: str, phase: str, code: int, duration: float, output: str) -> StepLog:
+        """Append a log entry and write the command's full output next to the spec."""
+        entry = StepLog(index=len(self.result.log) + 1, phase=phase, command=command, exit_code=code,  # type: ignore[arg-type]
+                        duration_s=round(duration, 3))
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            name = f"{entry.index:03d}-{phase}.log"
+            (self.log_dir / name).write_text(f"$ {command}\n# exit {code}\n{output}")
+            entry.log_file = f"logs/{name}"
+        self.result.log.append(entry)
+        return entry
+
+    def _snapshot(self, label: str) -> None:
+        assert self.sandbox is not None
+        self.last_good = self.sandbox.snapshot(label)
+        self.result.snapshot = self.last_good
+
+    def _ask_model(self, failing: Step, phase: str, result: ExecResult, entry: StepLog,
+                   failed_tests: list[FailedTest] | None = None) -> Repair | None:
+        output = result.output
+        entry.diagnosis = diagnose(output, timed_out=result.timed_out)
+        context = RepairContext(plan=self.plan, failing=failing, phase=phase, output=output[-20000:],  # type: ignore[arg-type]
+                                diagnosis=entry.diagnosis, python=self.result.python,
+                                available_pythons=self.available_pythons, tried=self.result.repairs,
+                                failed_tests=failed_tests or [], env=self.result.env)
+        repair = self.model.repair(context)  # type: ignore[attr-defined]
+        if repair is not None:
+            entry.repair = repair
+            self.result.repairs.append(repair)
+            self.report("repair", repair.reason)
+        return repair
+
+    # -- applying repairs -------------------------------------------------------------------
+    def _apply_common(self, repair: Repair, output: str) -> None:
+        """Repairs that change the environment rather than the step list."""
+        if repair.kind == "set_env":
+            self.result.env.update(repair.env)
+        elif repair.kind == "switch_python":
+            self.result.python = repair.python or self.result.python
+            raise _Restart
+        elif repair.kind == "stub_distribution":
+            self._add_stub(repair, output)
+        elif repair.kind == "deselect":
+            self.result.deselected += [Deselection(test=t, reason=repair.reason) for t in repair.tests]
+
+    def _add_stub(self, repair: Repair, output: str) -> None:
+        assert self.sandbox is not None and repair.distribution and repair.import_name
+        name, wheel = build_stub_wheel(repair.distribution, repair.import_name,
+                                       stub_version(repair.distribution, output))
+        self.result.stub_wheels[name] = wheel
+        self.sandbox.write_file(f"{STUB_DIR}/{name}", wheel)
+        self.result.stubs.append(StubRecord(distribution=repair.distribution, import_name=repair.import_name,
+                                            reason=repair.reason))
+        self.result.env.update({"UV_FIND_LINKS": STUB_DIR, "PIP_FIND_LINKS": STUB_DIR})
+        tests = {str(p.relative_to(self.repo)): p.read_text(errors="replace")
+                 for p in self.repo.rglob("*.py") if "test" in p.name or "tests" in p.parts}
+        for path in files_importing(tests, repair.import_name):
+            self.result.deselected.append(Deselection(
+                test=path, reason=f"imports {repair.import_name}, a stub for {repair.distribution}"))
+
+    def _install_stub_wheels(self) -> None:
+        assert self.sandbox is not None
+        for name, wheel in self.result.stub_wheels.items():
+            self.sandbox.write_file(f"{STUB_DIR}/{name}", wheel)
+
+    def _restore(self) -> None:
+        assert self.sandbox is not None and self.last_good is not None
+        self.sandbox.restore(self.last_good)
+        self._install_stub_wheels()
+
+    # -- the loop ---------------------------------------------------------------------------
+    def _install_steps(self, queue: list[Step]) -> Failure | None:
+        """Run steps in order; on failure restore the last snapshot, apply a repair, retry."""
+        while queue:
+            if (failure := self._out_of_budget()) is not None:
+                return failure
+            step = queue[0]
+            result, entry = self._run(step.command, "install", min(step.timeout_s, self.budgets.step_timeout_s))
+            if result.ok:
+                self.result.steps.append(queue.pop(0))
+                self._snapshot(f"step-{len(self.result.steps)}")
+                continue
+            repair = self._ask_model(step, "install", result, entry)
+            if repair is None or repair.kind in ("give_up", "deselect"):
+                return Failure(failure_class="install_failed", step_index=len(self.result.steps) + 1,
+                               message=f"install step {len(self.result.steps) + 1} failed: {step.command}",
+                               evidence=(entry.diagnosis.evidence if entry.diagnosis else "") or result.output[-800:])
+            self._restore()
+            if repair.kind == "insert_before" and repair.step:
+                queue.insert(0, repair.step)
+            elif repair.kind == "replace" and repair.step:
+                queue[0] = repair.step
+            else:
+                self._apply_common(repair, result.output)
+        return None
+
+    def _add_steps(self, repair: Repair) -> Failure | None:
+        """A repair during checks or tests: run its step now, on top of what is there."""
+        if repair.kind in ("insert_before", "replace") and repair.step:
+            return self._install_steps([repair.step])
+        self._apply_common(repair, "")
+        return None
+
+    def _check_and_test(self) -> Failure | None:
+        """Run import/collect checks and the tests; repair until they pass or nothing more helps."""
+        while True:
+            if (failure := self._out_of_budget()) is not None:
+                return failure
+            repair_needed = False
+            checks = []
+            for check in self.plan.checks:
+                if check.kind not in ("import", "collect") or (check.kind == "collect"
+                                                                 and self.plan.test_runner != "pytest"):
+                    continue
+                result = run_check(self.sandbox, check, self.budgets.step_timeout_s, self.result.env)  # type: ignore[arg-type]
+                checks.append(result)
+                if not result.ok and check.required:
+                    entry = self._record(check.command, "check", result.exit_code, result.duration_s,
+                                            result.output_tail)
+                    fake = ExecResult(exit_code=result.exit_code, stdout=result.output_tail)
+                    repair = self._ask_model(Step(command=check.command, why=check.why), "check", fake, entry)
+                    if repair is None:
+                        cls = "collection_failed" if check.kind == "collect" else "install_failed"
+                        return Failure(failure_class=cls, message=f"check {check.name!r} failed",
+                                       evidence=result.output_tail[-800:])
+                    if (failure := self._add_steps(repair)) is not None:
+                        return failure
+                    repair_needed = True
+                    break
+            if repair_needed:
+                continue
+            run = run_tests(self.sandbox, self.plan, self.result.deselected, self.budgets.test_timeout_s,  # type: ignore[arg-type]
+                            self.result.env)
+            ok, reason = judge(checks, [run], self.budgets.threshold)
+            if ok or self.plan.test_runner == "none":
+                return None
+            entry = self._record(f"<tests> {reason}", "tests", run.exit_code, run.duration_s, run.output_tail)
+            failed = [FailedTest(test_id=r.test_id, message=r.message) for r in run.results
+                      if r.outcome in ("failed", "error")]
+            evidence_text = run.output_tail + "\n" + "\n".join(f.message for f in failed[:50])
+            fake = ExecResult(exit_code=run.exit_code, stdout=evidence_text)
+            repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", fake, entry, failed)
+            if repair is None:
+                cls = "collection_failed" if not run.collection_ok else "tests_failing"
+                return Failure(failure_class=cls, message=reason, evidence=run.output_tail[-1500:])
+            if (failure := self._add_steps(repair)) is not None:
+                return failure
+
+    def _attempt(self) -> Failure | None:
+        self.sandbox = self.make_sandbox(self.result.python)
+        self.sandbox.start()
+        self.sandbox.put(self.repo, self.sandbox.workdir)
+        self._install_stub_wheels()
+        self._snapshot("source")
+        self.result.steps = []
+        failure = self._install_steps(list(self.plan.steps))
+        if failure is None:
+            failure = self._check_and_test()
+            if self.sandbox is not None:
+                self._snapshot("final")
+        return failure
+
+    def run(self) -> InstallResult:
+        """Install, repair and pre-verify; the sandbox is stopped afterwards (snapshots are kept)."""
+        try:
+            while True:
+                try:
+                    self.result.failure = self._attempt()
+                    break
+                except _Restart:
+                    self._stop()
+                    if (failure := self._out_of_budget()) is not None:
+                        self.result.failure = failure
+                        break
+        finally:
+            self._stop()
+        self.result.ok = self.result.failure is None
+        return self.result
+
+    def _stop(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.stop()
+            self.sandbox = None

@@ -1,0 +1,162 @@
+"""The sandbox interface every environment implements, and the data it returns.
+
+`autoinstall/` and `tools/` depend only on this module; `envs/docker.py` and `envs/local.py`
+implement it. A failing command is a result (`ExecResult`), not an exception; infrastructure
+failures raise from `envs/errors.py`.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, Self, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DEFAULT_OUTPUT_CAP = 1024 * 1024
+"""Bytes kept per stream by `exec` by default (head and tail are kept, the middle is dropped)."""
+
+LABEL = "autoinstall"
+"""Label put on every container and image we create; `autoinstall cleanup` looks for it."""
+
+
+class ExecResult(BaseModel):
+    """The outcome of one command."""
+
+    exit_code: int
+    """The command's exit status; 124 when it timed out, -1 when it could not be started."""
+    stdout: str = ""
+    stderr: str = ""
+    duration_s: float = 0.0
+    timed_out: bool = False
+    truncated: bool = False
+    """True when stdout or stderr went past the output cap and the middle was dropped."""
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    @property
+    def output(self) -> str:
+        """stdout and stderr together, for diagnosis and logs."""
+        return self.stdout + ("\n" if self.stdout and self.stderr else "") + self.stderr
+
+
+class Limits(BaseModel):
+    """Resource limits applied to a sandbox."""
+
+    model_config = ConfigDict(extra="forbid")
+    cpus: float = 2.0
+    """CPU cores the sandbox may use."""
+    memory_mb: int = 4096
+    """Memory cap in MiB (swap included)."""
+    pids: int = 1024
+    """Maximum number of processes/threads; stops fork bombs."""
+    disk_mb: int = 10240
+    """Cap on what the sandbox may write to its own filesystem, in MiB."""
+
+
+class Stream(Protocol):
+    """A persistent bidirectional byte stream to one process in a sandbox (its stdin/stdout)."""
+
+    def send(self, data: bytes) -> None: ...
+
+    def recv(self) -> bytes:
+        """Next chunk of the process's stdout; b"" once the process has exited."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """Where commands run. Use as a context manager: `with DockerSandbox(...) as sb: sb.exec(...)`.
+
+    Paths given to methods are paths inside the sandbox; relative ones are taken from `workdir`.
+    """
+
+    kind: str
+    """Short name: "docker", "local", "fake"."""
+    workdir: str
+    """Absolute path of the workspace inside the sandbox (the repository lives here)."""
+
+    def start(self) -> Self:
+        """Create the sandbox. Raises EnvError subclasses when the backend is unavailable."""
+        ...
+
+    def stop(self) -> None:
+        """Destroy the sandbox and everything in it that was not snapshotted. Idempotent."""
+        ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+    def exec(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+    ) -> ExecResult:
+        """Run a command to completion.
+
+        Args:
+            cmd: an argv list (no shell), or a string run by `bash -c`.
+            cwd: working directory inside the sandbox (default: workdir).
+            env: extra environment variables.
+            timeout: seconds; on expiry the whole process group is killed and `timed_out` is set.
+            output_cap: bytes kept per stream; past it head and tail are kept and `truncated` is set.
+
+        Returns:
+            The ExecResult. A non-zero exit is a result, never an exception.
+
+        Raises:
+            EnvNotStartedError: the sandbox is not running.
+            EnvError: the backend failed (engine gone, container vanished).
+        """
+        ...
+
+    def put(self, src: Path, dest: str) -> None:
+        """Copy a host file or directory into the sandbox at `dest` (created if missing)."""
+        ...
+
+    def get(self, src: str, dest: Path) -> None:
+        """Copy a file or directory out of the sandbox to the host path `dest`."""
+        ...
+
+    def write_file(self, path: str, data: bytes) -> None: ...
+
+    def read_file(self, path: str) -> bytes:
+        """Raises FileNotFoundError when `path` does not exist in the sandbox."""
+        ...
+
+    def snapshot(self, label: str) -> str:
+        """Save the sandbox's current filesystem state; returns an id for `restore` (Docker: an image id)."""
+        ...
+
+    def restore(self, snapshot_id: str) -> None:
+        """Return the sandbox to a snapshot. Running processes and open streams end."""
+        ...
+
+    def set_network(self, enabled: bool) -> None:
+        """Turn network access on (installing) or off (verifying)."""
+        ...
+
+    def open_stream(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> Stream:
+        """Start a long-lived process and return a stream to its stdin/stdout (stderr is discarded)."""
+        ...
+
+
+class SandboxSpec(BaseModel):
+    """What to start: the common part of every sandbox configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+    image: str | None = None
+    """Image to start from (Docker); ignored by the local sandbox."""
+    limits: Limits = Field(default_factory=Limits)
+    network: bool = True
+    """Network on at start."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables set for every command."""

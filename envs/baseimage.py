@@ -1,0 +1,239 @@
+"""Base images: `python:X.Y-slim` where a registry answers, else a debootstrapped Debian, plus our tooling.
+
+Every image is tagged with a hash of its recipe, so asking again when nothing changed costs one lookup.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from string import Template
+
+from pydantic import BaseModel
+
+from envs import docker as engine
+from envs.base import LABEL
+from envs.errors import ImageBuildError
+
+TEMPLATE = Path(__file__).parent / "templates" / "base.Dockerfile"
+SUITES = {"3.11": "bookworm", "3.13": "trixie"}
+"""Python versions Debian itself provides, by the suite that ships them."""
+UV_REQUIREMENT = "uv==0.13.9"
+APT_PACKAGES = "git build-essential ca-certificates curl pkg-config"
+DEBIAN_PYTHON = "python3 python3-venv python3-dev python3-pip"
+DEFAULT_MIRROR = "http://deb.debian.org/debian"
+MIRROR_ENV = "AUTOINSTALL_DEBIAN_MIRROR"
+REGISTRY_ENV = "AUTOINSTALL_REGISTRY"
+"""Set to "off" to never try pulling python:X.Y-slim."""
+BASE_REPO, ROOTFS_REPO = "autoinstall-base", "autoinstall-rootfs"
+Log = Callable[[str], None]
+
+
+class BaseImageInfo(BaseModel):
+    """One local base or rootfs image, for `autoinstall base list`."""
+
+    tag: str
+    kind: str
+    python: str = ""
+    source: str = ""
+    size_mb: int = 0
+    created: int = 0
+
+
+def host_mirror() -> str:
+    """The Debian mirror: $AUTOINSTALL_DEBIAN_MIRROR, else the host apt's first non-security source."""
+    if os.environ.get(MIRROR_ENV):
+        return os.environ[MIRROR_ENV].rstrip("/")
+    sources = Path("/etc/apt/sources.list.d/debian.sources")
+    uris = re.findall(r"^URIs:\s*(\S+)", sources.read_text(), re.M) if sources.is_file() else []
+    legacy = Path("/etc/apt/sources.list")
+    if legacy.is_file():
+        uris += re.findall(r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)", legacy.read_text(), re.M)
+    return next((u.rstrip("/") for u in uris if "security" not in u), DEFAULT_MIRROR)
+
+
+def _digest(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:12]
+
+
+def _ca_bundle(ca_bundle: Path | None) -> Path:
+    if ca_bundle is not None:
+        if not ca_bundle.is_file():
+            msg = f"CA bundle {ca_bundle} does not exist; pass a PEM file with --ca-bundle."
+            raise ImageBuildError(msg)
+        return ca_bundle
+    if engine.HOST_CA_BUNDLE.is_file():
+        return engine.HOST_CA_BUNDLE
+    import certifi
+
+    return Path(certifi.where())
+
+
+def _recipes(python: str, mirror: str, ca: Path, registry: bool) -> list[tuple[str, str, dict[str, str]]]:
+    """Candidate (tag, source, template variables), preferred first."""
+    ca_hash = hashlib.sha256(ca.read_bytes()).hexdigest()
+    text = TEMPLATE.read_text()
+    out = []
+    if registry:
+        src = f"python:{python}-slim"
+        vars_ = {"base": src, "apt_packages": APT_PACKAGES, "python": "/usr/local/bin/python3"}
+        out.append((src, vars_))
+    if python in SUITES:
+        src = f"debian:{SUITES[python]}@{mirror}"
+        vars_ = {"base": "", "apt_packages": f"{DEBIAN_PYTHON} {APT_PACKAGES}", "python": "/usr/bin/python3"}
+        out.append((src, vars_))
+    common = {"ca_path": engine.CA_PATH, "uv_requirement": UV_REQUIREMENT}
+    return [
+        (f"{BASE_REPO}:py{python}-{_digest(text, python, src, ca_hash, v, common)}", src, v | common)
+        for src, v in out
+    ]
+
+
+@contextmanager
+def _lock(name: str) -> Iterator[None]:
+    """Serialize builds of one recipe across processes (parallel test sessions share the engine)."""
+    root = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "autoinstall" / "locks"
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def ensure_base_image(
+    python: str = "3.11",
+    *,
+    ca_bundle: Path | None = None,
+    rebuild: bool = False,
+    log: Log | None = None,
+    mirror: str | None = None,
+    registry: bool | None = None,
+) -> str:
+    """Return the tag of a base image for `python`, building it only when its recipe changed.
+
+    Args:
+        python: "X.Y". Without a registry only the versions in SUITES can be built.
+        ca_bundle: PEM bundle trusted inside the image (default: the host's).
+        rebuild: build again even if the tag exists.
+        log: receives progress lines and notices.
+        mirror: Debian mirror for debootstrap (default: $AUTOINSTALL_DEBIAN_MIRROR or the host apt's).
+        registry: try `python:X.Y-slim` first (default: unless $AUTOINSTALL_REGISTRY is "off").
+
+    Returns:
+        The image tag, `autoinstall-base:pyX.Y-<recipe hash>`.
+
+    Raises:
+        ImageBuildError: unsupported version, unreachable mirror, or a failed build.
+        EngineUnavailableError: no Docker engine answers.
+    """
+    say = log or (lambda _line: None)
+    if not re.fullmatch(r"\d+\.\d+", python):
+        msg = f"Python version must look like 3.11, not {python!r}."
+        raise ImageBuildError(msg)
+    if registry is None:
+        registry = os.environ.get(REGISTRY_ENV, "").lower() not in ("off", "0", "no", "false")
+    mirror = (mirror or host_mirror()).rstrip("/")
+    recipes = _recipes(python, mirror, _ca_bundle(ca_bundle), registry)
+    if not rebuild:
+        for tag, _, _ in recipes:
+            if engine.image_labels(tag) is not None:
+                return tag
+    for tag, source, variables in recipes:
+        if source.startswith("python:"):
+            if engine.image_labels(source) is None and engine.try_pull(source, timeout=120) is None:
+                say(f"notice: no registry answers for {source}; bootstrapping from Debian instead")
+                continue
+            variables = variables | {"base": source}
+        else:
+            variables = variables | {"base": _ensure_rootfs(SUITES[python], mirror, say)}
+        with _lock(tag):
+            if rebuild or engine.image_labels(tag) is None:
+                _build(tag, python, source, variables, _ca_bundle(ca_bundle), say)
+        return tag
+    buildable = ", ".join(sorted(SUITES))
+    msg = (
+        f"Cannot build a Python {python} base image here: no registry answers for python:{python}-slim, "
+        f"and Debian only provides {buildable} (bookworm, trixie). Use one of {buildable}, or make a "
+        "registry reachable."
+    )
+    raise ImageBuildError(msg)
+
+
+def _build(tag: str, python: str, source: str, variables: dict[str, str], ca: Path, say: Log) -> None:
+    started = time.monotonic()
+    say(f"building {tag} from {source}")
+    with tempfile.TemporaryDirectory(prefix="autoinstall-base-") as ctx:
+        (Path(ctx) / "Dockerfile").write_text(Template(TEMPLATE.read_text()).substitute(variables))
+        shutil.copyfile(ca, Path(ctx) / "ca-bundle.crt")
+        labels = {LABEL: "1", engine.KIND_LABEL: "base", f"{LABEL}.python": python, f"{LABEL}.source": source}
+        buildargs = {k: os.environ[k] for k in engine.PROXY_VARS if k in os.environ}
+        engine.build_image(Path(ctx), tag, labels=labels, buildargs=buildargs, log=say)
+    say(f"built {tag} in {time.monotonic() - started:.0f}s")
+
+
+def _ensure_rootfs(suite: str, mirror: str, say: Log) -> str:
+    """A `debootstrap --variant=minbase` root filesystem imported as an image, cached by suite+mirror."""
+    tag = f"{ROOTFS_REPO}:{suite}-{_digest(suite, mirror, 'minbase')}"
+    with _lock(tag):
+        if engine.image_labels(tag) is not None:
+            return tag
+        if os.geteuid() != 0 or not shutil.which("debootstrap"):
+            msg = (
+                "No registry answers and debootstrap cannot run here: it needs root and the debootstrap "
+                "package (apt-get install debootstrap). Or make python:X.Y-slim pullable."
+            )
+            raise ImageBuildError(msg)
+        say(f"debootstrap {suite} from {mirror} (about 30 s)")
+        with tempfile.TemporaryDirectory(prefix="autoinstall-rootfs-") as tmp:
+            root, tarball = Path(tmp) / "root", Path(tmp) / "rootfs.tar"
+            _run(["debootstrap", "--variant=minbase", suite, str(root), mirror], suite, mirror)
+            _run(["tar", "-C", str(root), "--numeric-owner", "-cf", str(tarball), "."], suite, mirror)
+            labels = {LABEL: "1", engine.KIND_LABEL: "rootfs", f"{LABEL}.source": f"{suite}@{mirror}"}
+            return engine.import_rootfs(tarball, tag, labels)
+
+
+def _run(argv: list[str], suite: str, mirror: str) -> None:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=1800, check=False)
+    if proc.returncode == 0:
+        return
+    tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-12:])
+    hint = ""
+    if "Release" in tail or "resolve" in tail.lower() or "connect" in tail.lower():
+        hint = (
+            f"\nThe Debian mirror {mirror} cannot be reached for {suite}. Check the network/proxy, or set "
+            f"{MIRROR_ENV} to a reachable mirror."
+        )
+    msg = f"{argv[0]} failed (exit {proc.returncode}).{hint}\n{tail}"
+    raise ImageBuildError(msg)
+
+
+def list_base_images() -> list[BaseImageInfo]:
+    """Local base and rootfs images built by autoinstall, newest first."""
+    rows = []
+    for kind in ("base", "rootfs"):
+        for img in engine.list_images({engine.KIND_LABEL: kind}):
+            labels = img["labels"]
+            for tag in img["tags"] or ["<untagged>"]:
+                rows.append(
+                    BaseImageInfo(
+                        tag=tag,
+                        kind=kind,
+                        python=labels.get(f"{LABEL}.python", ""),
+                        source=labels.get(f"{LABEL}.source", ""),
+                        size_mb=(img["size"] or 0) // 2**20,
+                        created=img["created"] or 0,
+                    )
+                )
+    return sorted(rows, key=lambda r: r.created, reverse=True)

@@ -1,0 +1,215 @@
+"""Embedded model, phase 1: each fixture's plan installs the local checkout and test deps, with evidence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autoinstall.models import ModelError, PriorModel, get_model
+from autoinstall.models.embedded import EmbeddedModel
+from autoinstall.plan import MAX_STEPS, Plan
+from autoinstall.pypi_names import distribution_for, requirement_name
+from autoinstall.survey import survey
+
+REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
+CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
+
+# case -> (project install command or None, things the test-deps/manifest steps must install, test command)
+EXPECTED = {
+    "setup_py_only": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
+    "pep621_extras": ("uv pip install -e '.[test]'", [], "python -m pytest"),
+    "dependency_groups": ("uv pip install -e .", ["--group test"], "python -m pytest tests"),
+    "poetry": ("uv pip install -e .", ["'pytest>=8.0,<9'"], "python -m pytest tests"),
+    "requirements_tox": (
+        "uv pip install -e .",
+        ["-r requirements.txt", "pytest", "attrs"],
+        "python -m pytest tests",
+    ),
+    "c_extension_needs_dev_package": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
+    "import_name_differs": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
+    "uninstallable_dependency": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
+    "service_backed": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
+    "no_tests": ("uv pip install -e .", [], None),
+    "no_build_files": (None, [], None),
+    "unittest_runner": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
+    "pytest_plugin_needed": (
+        "uv pip install -e '.[test]'",
+        ["pytest-timeout", "pytest-asyncio"],
+        "python -m pytest tests",
+    ),
+    "scripts_only": (None, ["PyYAML", "pytest"], "python -m pytest"),
+    "vcs_version": (
+        "SETUPTOOLS_SCM_PRETEND_VERSION=0.0.0 uv pip install -e '.[tests]'",
+        [],
+        "python -m pytest tests",
+    ),
+}
+
+
+def _plan(root: Path) -> Plan:
+    return get_model("embedded").propose(survey(root), root)
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_every_fixture_has_an_expectation() -> None:
+    assert set(EXPECTED) == set(CASES)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_fixture_plan(case: str) -> None:
+    project, wanted, test_command = EXPECTED[case]
+    plan = _plan(REPOS / case)
+    assert len(plan.steps) <= MAX_STEPS
+    commands = [s.command for s in plan.steps]
+    project_steps = [s.command for s in plan.steps if s.kind == "project"]
+    assert project_steps == ([project] if project else [])
+    for item in wanted:
+        assert any(item in c.split(" ", 3)[-1] for c in commands if c.startswith(("uv pip", "SETUP"))), (
+            item,
+            commands,
+        )
+    assert not any("pip install " + case in c for c in commands)  # never the PyPI release
+    assert plan.test_command == test_command
+    assert plan.test_runner == ("pytest" if test_command else "none")
+    for step in plan.steps:
+        assert step.why and step.evidence, step
+        assert all((REPOS / case / e.file).exists() for e in step.evidence), step
+    kinds = [c.kind for c in plan.checks]
+    assert kinds.count("tests") == (1 if test_command else 0)
+    assert ("collect" in kinds) == bool(test_command)
+
+
+def test_steps_are_ordered_system_manifest_project_tests(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\n'
+            'build-backend = "setuptools.build_meta"\n'
+            '[project]\nname = "p"\nversion = "1"\ndependencies = ["psycopg2"]\n'
+            '[dependency-groups]\ndev = ["pytest-mock"]\n'
+            '[tool.pytest.ini_options]\naddopts = "--cov=p"\n',
+            "requirements-test.txt": "pytest\n",
+            "p/__init__.py": "",
+            "tests/test_p.py": "def test_p(mocker): pass\n",
+            ".github/workflows/ci.yml": "jobs:\n  test:\n    steps:\n"
+            "      - run: sudo apt-get install -y gettext\n"
+            "      - run: pip install hypothesis\n      - run: pytest -n auto --cov p tests\n",
+        },
+    )
+    plan = _plan(tmp_path)
+    assert [s.kind for s in plan.steps] == ["system", "python", "test-deps", "project", "test-deps"]
+    assert plan.steps[0].command.endswith("--no-install-recommends gettext libpq-dev")
+    assert plan.steps[1].command == "uv pip install -r requirements-test.txt"
+    assert plan.steps[2].command == "uv pip install --group dev"
+    assert plan.steps[4].command == "uv pip install hypothesis pytest-cov"
+    assert plan.test_command == "python -m pytest tests"
+
+
+def test_python_version_from_requires_python(tmp_path: Path) -> None:
+    base = '[project]\nname = "p"\nversion = "1"\nrequires-python = "{}"\n'
+    for spec, python, noted in ((">=3.8", "3.11", False), (">=3.12", "3.13", True), ("<3.10", "3.11", True)):
+        root = _write(tmp_path / spec.strip("<>="), {"pyproject.toml": base.format(spec)})
+        plan = _plan(root)
+        assert plan.python == python
+        assert any("requires-python" in n for n in plan.notes) == noted
+
+
+def test_setup_py_build_imports_install_first_without_isolation(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "setup.py": "import numpy\nfrom Cython.Build import cythonize\nfrom setuptools import setup\n"
+            "setup(name='q', ext_modules=cythonize('q/*.pyx'))\n",
+            "q/__init__.py": "",
+            "q/f.pyx": "",
+            "tests/test_q.py": "import q\n",
+        },
+    )
+    plan = _plan(tmp_path)
+    assert plan.steps[0].command == "uv pip install setuptools wheel numpy Cython"
+    assert plan.steps[1].command == "uv pip install -e . --no-build-isolation"
+
+
+def test_custom_runner_and_load_tests(tmp_path: Path) -> None:
+    custom = _write(
+        tmp_path / "a",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='a')\n",
+            "tests/test_a.py": "import unittest\n",
+            "tox.ini": "[testenv]\ncommands = python tests/run.py\n",
+            "tests/run.py": "",
+        },
+    )
+    plan = _plan(custom)
+    assert (plan.test_runner, plan.test_command) == ("custom", "python tests/run.py")
+    loader = _write(
+        tmp_path / "b",
+        {
+            "setup.py": "from setuptools import setup\nsetup(name='b')\n",
+            "Makefile": "test:\n\tpython -m testtools.run tests.test_suite\n",
+            "tests/test_b.py": "import unittest\ndef load_tests(loader, tests, p):\n    return tests\n",
+        },
+    )
+    plan = _plan(loader)
+    assert (plan.test_runner, plan.test_command) == ("unittest", "python -m testtools.run tests.test_suite")
+    assert [c.kind for c in plan.checks] == ["collect", "tests"]
+
+
+def test_entrypoint_checks_are_optional() -> None:
+    plan = _plan(REPOS / "pep621_extras")
+    entry = [c for c in plan.checks if c.kind == "entrypoint"]
+    assert [(c.command, c.required) for c in entry] == [("eggs --help", False)]
+    assert [c.command for c in plan.checks if c.kind == "import"] == ["python -c 'import eggs'"]
+
+
+def test_notes_for_services_and_undeclared_imports() -> None:
+    assert any("postgres" in n for n in _plan(REPOS / "service_backed").notes)
+    assert any("yaml (-> PyYAML" in n for n in _plan(REPOS / "import_name_differs").notes)
+    assert any("nothing to install" in n for n in _plan(REPOS / "no_build_files").notes)
+
+
+def test_get_model() -> None:
+    model = get_model("embedded")
+    assert isinstance(model, EmbeddedModel) and isinstance(model, PriorModel) and model.name == "embedded"
+    assert isinstance(get_model(""), EmbeddedModel)
+    with pytest.raises(ModelError, match="needs a model name and an endpoint"):
+        get_model("openai:gpt-x")
+    chat = get_model("openai:gpt-x", base_url="http://127.0.0.1:9/v1")
+    assert isinstance(chat, PriorModel) and chat.name == "openai:gpt-x"
+    with pytest.raises(ModelError, match="choose one of: embedded, openai:NAME"):
+        get_model("magic")
+    with pytest.raises(ModelError, match="takes no option base_url"):
+        get_model("embedded", base_url="http://localhost:1")
+    assert get_model("embedded", base_url=None).name == "embedded"
+
+
+@pytest.mark.parametrize(
+    ("module", "dist"),
+    [
+        ("yaml", "PyYAML"),
+        ("cv2", "opencv-python-headless"),
+        ("attr", "attrs"),
+        ("PIL", "Pillow"),
+        ("sklearn", "scikit-learn"),
+        ("google.protobuf.message", "protobuf"),
+        ("psycopg2", "psycopg2-binary"),
+        ("MySQLdb", "mysqlclient"),
+        ("dateutil", "python-dateutil"),
+        ("requests", "requests"),
+    ],
+)
+def test_distribution_for(module: str, dist: str) -> None:
+    assert distribution_for(module) == dist
+
+
+def test_requirement_name() -> None:
+    assert requirement_name("PyYAML>=5; python_version > '3'") == "pyyaml"
+    assert requirement_name("zope.interface[test]") == "zope-interface"
+    assert requirement_name("-r x.txt") is None and requirement_name(".[test]") is None

@@ -1,0 +1,75 @@
+from autoinstall.diagnose import diagnose
+from autoinstall.models.embedded.repair import repair
+from autoinstall.plan import Plan, Step
+from autoinstall.repair import FailedTest, RepairContext
+
+INSTALL = Step(command="uv pip install -e '.[test]'", why="install the checkout", kind="project")
+
+
+def ctx(output: str, *, phase: str = "install", failing: Step = INSTALL, python: str = "3.11",
+        **kw: object) -> RepairContext:
+    return RepairContext(plan=Plan(steps=[failing]), failing=failing, phase=phase, output=output,
+                         diagnosis=diagnose(output), python=python, available_pythons=["3.11", "3.13"], **kw)
+
+
+def test_missing_header_installs_the_debian_dev_package_first() -> None:
+    r = repair(ctx("x.c:1:10: fatal error: zlib.h: No such file or directory"))
+    assert r is not None and r.kind == "insert_before" and r.step is not None
+    assert r.step.command.endswith("apt-get install -y -qq --no-install-recommends zlib1g-dev")
+    assert r.step.kind == "system"
+
+
+def test_missing_module_in_tests_maps_import_name_to_distribution() -> None:
+    r = repair(ctx("E   ModuleNotFoundError: No module named 'yaml'", phase="tests",
+                   failing=Step(command="<tests>", why="")))
+    assert r is not None and r.step is not None and r.step.command == "uv pip install 'PyYAML'"
+
+
+def test_build_time_import_installs_then_drops_build_isolation() -> None:
+    first = repair(ctx("ModuleNotFoundError: No module named 'Cython'"))
+    assert first is not None and first.kind == "insert_before"
+    second = repair(ctx("ModuleNotFoundError: No module named 'Cython'", tried=[first]))
+    assert second is not None and second.kind == "replace" and second.step is not None
+    assert second.step.command.endswith("--no-build-isolation")
+    assert repair(ctx("ModuleNotFoundError: No module named 'Cython'", tried=[first, second])) is None
+
+
+def test_python_version_switches_to_an_interpreter_that_fits() -> None:
+    r = repair(ctx("ERROR: Package 'x' requires a different Python: 3.11.2 not in '>=3.12'"))
+    assert r is not None and (r.kind, r.python) == ("switch_python", "3.13")
+    assert repair(ctx("requires a different Python: 3.11.2 not in '<3.9'")) is None
+
+
+def test_uninstallable_distribution_gets_a_stub() -> None:
+    r = repair(ctx("Because nonexistent-dep-xyz was not found in the package registry and demo depends"))
+    assert r is not None and (r.kind, r.distribution, r.import_name) == (
+        "stub_distribution", "nonexistent-dep-xyz", "nonexistent_dep_xyz")
+
+
+def test_pytest_plugins_from_options_and_ini_keys() -> None:
+    tests = Step(command="<tests>", why="")
+    r = repair(ctx("pytest: error: unrecognized arguments: --timeout=30", phase="tests", failing=tests))
+    assert r is not None and r.step is not None and "pytest-timeout" in r.step.command
+    r = repair(ctx("async def functions are not natively supported.", phase="tests", failing=tests))
+    assert r is not None and r.step is not None and "pytest-asyncio" in r.step.command
+
+
+def test_vcs_version_sets_env_once() -> None:
+    r = repair(ctx("LookupError: setuptools-scm was unable to detect version for /workspace."))
+    assert r is not None and r.kind == "set_env" and r.env == {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0"}
+    assert repair(ctx("LookupError: setuptools-scm was unable to detect version",
+                      env={"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0"})) is None
+
+
+def test_service_backed_tests_are_deselected_with_reason() -> None:
+    failed = [FailedTest(test_id="tests/test_db.py::test_query",
+                         message="psycopg2.OperationalError: port 5432 failed: Connection refused"),
+              FailedTest(test_id="tests/test_x.py::test_math", message="assert 1 == 2")]
+    r = repair(ctx("port 5432 failed: Connection refused", phase="tests", failing=Step(command="<tests>", why=""),
+                   failed_tests=failed))
+    assert r is not None and r.kind == "deselect" and r.tests == ["tests/test_db.py::test_query"]
+    assert "postgresql" in r.reason
+
+
+def test_unknown_failures_give_up() -> None:
+    assert repair(ctx("segmentation fault somewhere")) is None

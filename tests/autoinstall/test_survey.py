@@ -1,0 +1,288 @@
+"""survey(): the facts each fixture repository states, with evidence; malformed files never crash it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autoinstall.imports import extract_imports
+from autoinstall.survey import RepoFacts, survey
+
+REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
+CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
+
+
+def _facts(case: str) -> RepoFacts:
+    return survey(REPOS / case)
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_fixture_states_its_expected_outcome(case: str) -> None:
+    expected = json.loads((REPOS / case / "expected.json").read_text())
+    assert set(expected) == {"outcome", "failure_class", "min_passed", "stubs", "deselected_reason", "notes"}
+    assert expected["outcome"] in ("verified", "failed")
+    assert (expected["failure_class"] is None) == (expected["outcome"] == "verified")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_every_fact_has_evidence_pointing_into_the_repo(case: str) -> None:
+    facts = _facts(case)
+    evidence = [r.evidence for r in facts.dependencies] + [c.evidence for c in facts.commands]
+    evidence += [
+        r.evidence for x in facts.extras + facts.dependency_groups + facts.tool_groups for r in x.requirements
+    ]
+    evidence += [m.evidence for m in facts.imports] + [e.evidence for e in facts.entry_points]
+    for item in evidence:
+        assert (REPOS / case / item.file).exists(), item
+        assert item.line is not None and item.text, item
+
+
+def test_setup_py_only() -> None:
+    facts = _facts("setup_py_only")
+    assert (facts.build.backend, facts.project_name, facts.requires_python) == ("setup.py", "spam", ">=3.8")
+    assert [(r.spec, r.evidence.line) for r in facts.dependencies] == [("six>=1.10", 7)]
+    assert facts.packages == ["spam"]
+    assert (facts.tests.dirs, facts.tests.files, facts.tests.style) == (["tests"], 1, "pytest")
+
+
+def test_pep621_extras() -> None:
+    facts = _facts("pep621_extras")
+    assert facts.build.backend == "setuptools"
+    test = next(x for x in facts.extras if x.name == "test")
+    assert test.test_like and [r.spec for r in test.requirements] == ["pytest>=7", "iniconfig"]
+    assert not next(x for x in facts.extras if x.name == "docs").test_like
+    assert [(e.name, e.target, e.evidence.line) for e in facts.entry_points] == [
+        ("eggs", "eggs.cli:main", 16)
+    ]
+    assert facts.packages == ["eggs"]  # src layout
+    assert facts.pytest is not None and facts.pytest.testpaths == ["tests"]
+    assert {m.name for m in facts.imports} == {"attr", "iniconfig", "pytest"}
+
+
+def test_dependency_groups_with_include() -> None:
+    facts = _facts("dependency_groups")
+    test = next(g for g in facts.dependency_groups if g.name == "test")
+    assert [r.spec for r in test.requirements] == ["pytest>=7"] and test.includes == ["compat"]
+    assert test.evidence is not None and test.evidence.line == 13
+    assert facts.build.backend == "hatchling"
+
+
+def test_poetry() -> None:
+    facts = _facts("poetry")
+    assert (facts.build.backend, facts.project_name, facts.requires_python) == (
+        "poetry",
+        "versed",
+        ">=3.9,<4",
+    )
+    assert [r.spec for r in facts.dependencies] == ["pyyaml>=6.0,<7"]
+    group = facts.tool_groups[0]
+    assert (group.name, group.test_like, [r.spec for r in group.requirements]) == (
+        "test",
+        True,
+        ["pytest>=8.0,<9"],
+    )
+
+
+def test_requirements_and_tox() -> None:
+    facts = _facts("requirements_tox")
+    assert [f.path for f in facts.requirements_files] == ["requirements.txt"]
+    assert facts.requirements_files[0].requirements[0].spec == "python-dateutil>=2.8"
+    base = next(e for e in facts.task_envs if e.name == "testenv")
+    assert [d.spec for d in base.deps] == ["-r ./requirements.txt", "pytest", "attrs"]
+    assert base.commands == ["pytest tests"] and base.test_like
+    lint = next(e for e in facts.task_envs if e.name == "lint")
+    assert not lint.test_like and lint.deps[0].evidence.line == 12
+
+
+def test_c_extension_is_detected_but_its_system_package_is_not_guessed() -> None:
+    facts = _facts("c_extension_needs_dev_package")
+    assert {c.name for c in facts.c_extensions} == {"ext_modules", "yamlver/_yamlver.c"}
+    assert facts.apt_packages == []
+
+
+def test_undeclared_imports_are_found() -> None:
+    facts = _facts("import_name_differs")
+    assert facts.dependencies == []
+    assert {m.name: m.evidence.line for m in facts.imports} == {"yaml": 2, "dateutil": 3}
+
+
+def test_service_and_ci_commands() -> None:
+    facts = _facts("service_backed")
+    assert [(s.name, s.image, s.evidence.line) for s in facts.services] == [("postgres", "postgres:16", 7)]
+    assert [(c.purpose, c.text) for c in facts.commands] == [
+        ("install", "pip install -e .[test]"),
+        ("test", "pytest -v tests"),
+    ]
+
+
+def test_pytest_plugins_implied_by_config() -> None:
+    facts = _facts("pytest_plugin_needed")
+    assert facts.pytest is not None
+    assert [(p.name, p.evidence.line) for p in facts.pytest.plugins] == [
+        ("pytest-timeout", 14),
+        ("pytest-asyncio", 15),
+    ]
+
+
+def test_unittest_runner_and_vcs_versioning() -> None:
+    facts = _facts("unittest_runner")
+    assert facts.tests.style == "unittest" and facts.project_name == "plainunit"
+    assert [(c.source, c.text) for c in facts.commands] == [
+        ("make", "python -m unittest discover -s tests -v")
+    ]
+    scm = _facts("vcs_version").versioning
+    assert scm is not None and (scm.scheme, scm.needs_vcs) == ("setuptools-scm", True)
+
+
+@pytest.mark.parametrize("case", ["no_build_files", "no_tests", "scripts_only"])
+def test_sparse_repositories(case: str) -> None:
+    facts = _facts(case)
+    assert facts.build.installable == (case == "no_tests")
+    assert (facts.tests.files > 0) == (case == "scripts_only")
+
+
+def test_nox_hatch_justfile_and_docs(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "noxfile.py": 'import nox\nDEPS = ["pytest", "coverage"]\n\n@nox.session(python=["3.11"])\n'
+            'def tests(session):\n    session.install("-e", ".[test]")\n    session.install(*DEPS)\n'
+            '    session.run("pytest", "-x")\n\n@nox.session(name="lint")\ndef _lint(session):\n'
+            '    session.install("ruff")\n',
+            "pyproject.toml": '[project]\nname = "x"\n[tool.hatch.envs.test]\ndependencies = ["hypothesis"]\n'
+            '[tool.hatch.envs.test.scripts]\nrun = "pytest tests"\n'
+            '[tool.hatch.version]\nsource = "vcs"\n',
+            "justfile": "test *args:\n    python -m pytest {{args}}\n",
+            "CONTRIBUTING.md": "Setup:\n\n```console\n$ sudo apt-get install -y libxml2-dev gettext\n"
+            "$ pip install -r requirements-dev.txt\n```\n",
+        },
+    )
+    facts = survey(tmp_path)
+    tests = next(e for e in facts.task_envs if e.tool == "nox" and e.name == "tests")
+    assert [d.spec for d in tests.deps] == ["-e .[test]", "pytest", "coverage"] and tests.commands == [
+        "pytest -x"
+    ]
+    assert next(e for e in facts.task_envs if e.tool == "nox" and e.name == "lint").test_like is False
+    hatch = next(e for e in facts.task_envs if e.tool == "hatch")
+    assert hatch.test_like and [d.spec for d in hatch.deps] == ["hypothesis"]
+    assert {(c.source, c.purpose) for c in facts.commands} >= {
+        ("just", "test"),
+        ("docs", "system"),
+        ("docs", "install"),
+    }
+    assert [(p.name, p.evidence.file, p.evidence.line) for p in facts.apt_packages] == [
+        ("libxml2-dev", "CONTRIBUTING.md", 4),
+        ("gettext", "CONTRIBUTING.md", 4),
+    ]
+    assert facts.versioning is not None and facts.versioning.scheme == "hatch-vcs"
+
+
+def test_tox_in_pyproject_legacy_and_native(tmp_path: Path) -> None:
+    legacy = _write(
+        tmp_path / "a",
+        {
+            "pyproject.toml": '[tool.tox]\nlegacy_tox_ini = """\n[testenv]\n'
+            'deps = pytest-mock\nextras = test\ncommands = pytest\n"""\n'
+        },
+    )
+    env = survey(legacy).task_envs[0]
+    assert ([d.spec for d in env.deps], env.extras, env.commands) == (["pytest-mock"], ["test"], ["pytest"])
+    native = _write(
+        tmp_path / "b",
+        {
+            "tox.toml": '[env_run_base]\ndeps = ["pytest>=8"]\ndependency_groups = ["test"]\n'
+            'commands = [["pytest", {replace = "posargs", default = ["tests"]}]]\n'
+        },
+    )
+    env = survey(native).task_envs[0]
+    assert ([d.spec for d in env.deps], env.groups, env.commands) == (
+        ["pytest>=8"],
+        ["test"],
+        ["pytest tests"],
+    )
+
+
+def test_pytest_ini_takes_precedence_and_setup_cfg(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pytest.ini": "[pytest]\naddopts = -p pytest_mock --cov=x -n auto\ntestpaths = t\n",
+            "setup.cfg": "[metadata]\nname = y\n[options]\ninstall_requires =\n    six\n"
+            "[options.extras_require]\ntesting = pytest\n[tool:pytest]\naddopts = -x\n",
+        },
+    )
+    facts = survey(tmp_path)
+    assert facts.pytest is not None and facts.pytest.file == "pytest.ini" and facts.pytest.testpaths == ["t"]
+    assert [p.name for p in facts.pytest.plugins] == ["pytest-mock", "pytest-cov", "pytest-xdist"]
+    assert facts.project_name == "y" and [r.spec for r in facts.dependencies] == ["six"]
+    assert facts.extras[0].name == "testing" and facts.extras[0].test_like
+
+
+def test_requirements_files_nested_and_ci_apt(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "requirements/test.txt": "-r base.txt\npytest  # runner\n--index-url https://x\n",
+            "requirements/base.txt": "attrs\n",
+            "tests/requirements.txt": "hypothesis\n",
+            ".github/workflows/t.yml": "jobs:\n  t:\n    services:\n      redis:\n        image: redis:7\n"
+            "    steps:\n"
+            "      - run: |\n          sudo apt-get update && sudo apt-get install -y \\\n"
+            "            libpq-dev\n          python -m pytest\n",
+        },
+    )
+    facts = survey(tmp_path)
+    files = {f.path: f for f in facts.requirements_files}
+    assert set(files) == {"requirements/test.txt", "requirements/base.txt", "tests/requirements.txt"}
+    assert files["requirements/test.txt"].references == ["requirements/base.txt"]
+    assert [r.spec for r in files["requirements/test.txt"].requirements] == ["pytest"]
+    assert [p.name for p in facts.apt_packages] == ["libpq-dev"]
+    assert facts.services[0].image == "redis:7"
+    assert any(c.text == "python -m pytest" and c.purpose == "test" for c in facts.commands)
+
+
+def test_malformed_files_become_notes(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pyproject.toml": "[project\nname=",
+            "tox.ini": "deps = x\n[testenv",
+            "setup.py": "def (:\n",
+            "noxfile.py": "import nox\n@nox.session\ndef t(s:\n",
+            ".github/workflows/x.yml": "jobs: [unclosed",
+            "pytest.ini": "no section\n",
+            "tests/test_a.py": "def test_a(:\n",
+        },
+    )
+    facts = survey(tmp_path)
+    joined = "\n".join(facts.notes)
+    for name in ("pyproject.toml", "tox.ini", "setup.py", "noxfile.py", "x.yml", "pytest.ini"):
+        assert name in joined
+    assert facts.tests.files == 1
+
+
+def test_imports_skip_stdlib_local_relative_and_flag_optional(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "import os\nfrom . import sub\nfrom pkg import sub\nimport helpers\n"
+            "try:\n    import ujson\nexcept ImportError:\n    ujson = None\n"
+            "from google.protobuf import message\n",
+            "pkg/sub.py": "",
+            "tests/helpers.py": "",
+            "tests/test_x.py": "import numpy as np\n",
+        },
+    )
+    facts = survey(tmp_path)
+    found = {m.name: (m.optional, m.in_tests) for m in facts.imports}
+    assert found == {"ujson": (True, False), "google.protobuf": (False, False), "numpy": (False, True)}
+    assert [i.name for i in extract_imports(b"import a.b as c, d\nfrom .x import y\n")] == ["a.b", "d"]

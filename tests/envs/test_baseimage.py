@@ -1,0 +1,86 @@
+"""Base images: recipe hashing, what the image contains, and the errors for what cannot be built here."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from string import Template
+
+import pytest
+
+from envs import baseimage
+from envs.baseimage import ensure_base_image, host_mirror, list_base_images
+from envs.docker import DockerSandbox
+from envs.errors import ImageBuildError
+from tests.envs.conftest import RUN_LABEL
+
+
+def test_mirror_comes_from_the_env_var_or_the_host_apt(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(baseimage.MIRROR_ENV, "http://mirror.example/debian/")
+    assert host_mirror() == "http://mirror.example/debian"
+    monkeypatch.delenv(baseimage.MIRROR_ENV)
+    assert host_mirror().startswith("http") and "security" not in host_mirror()
+
+
+def test_recipe_tag_changes_with_mirror_ca_and_python(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("one")
+    tag = baseimage._recipes("3.11", "http://a/debian", ca, registry=False)[0][0]
+    assert tag.startswith("autoinstall-base:py3.11-")
+    assert tag == baseimage._recipes("3.11", "http://a/debian", ca, registry=False)[0][0]
+    assert tag != baseimage._recipes("3.11", "http://b/debian", ca, registry=False)[0][0]
+    ca.write_text("two")
+    assert tag != baseimage._recipes("3.11", "http://a/debian", ca, registry=False)[0][0]
+    assert baseimage._recipes("3.13", "http://a/debian", ca, registry=False)[0][0].startswith(
+        "autoinstall-base:py3.13-"
+    )
+
+
+def test_template_renders_every_variable(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("x")
+    for _, _, variables in baseimage._recipes("3.13", "http://a/debian", ca, registry=True):
+        text = Template(baseimage.TEMPLATE.read_text()).substitute(variables | {"base": "img:tag"})
+        assert "${" not in text and "FROM img:tag" in text
+        assert "ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:$PATH" in text
+
+
+def test_unsupported_python_names_what_can_be_built() -> None:
+    with pytest.raises(ImageBuildError, match=r"3\.11, 3\.13"):
+        ensure_base_image("3.9", registry=False)
+    with pytest.raises(ImageBuildError, match=r"look like 3\.11"):
+        ensure_base_image("three")
+
+
+def test_second_call_is_fast_and_returns_the_same_tag(base_image: str) -> None:
+    started = time.monotonic()
+    assert ensure_base_image("3.11") == base_image
+    assert time.monotonic() - started < 2
+    assert base_image in [i.tag for i in list_base_images()]
+
+
+def test_base_image_has_python_venv_uv_and_build_tools(base_image: str) -> None:
+    with DockerSandbox(image=base_image, labels=RUN_LABEL) as sb:
+        r = sb.exec(
+            "python --version; echo $VIRTUAL_ENV; command -v uv python; uv --version; git --version; "
+            "gcc --version | head -1; pkg-config --version; curl --version | head -1; pwd; echo $PIP_CERT"
+        )
+        assert r.ok, r.output
+        lines = r.stdout.splitlines()
+        assert lines[0].startswith("Python 3.11.")
+        assert lines[1:4] == ["/opt/venv", "/opt/venv/bin/uv", "/opt/venv/bin/python"]
+        assert lines[4].startswith("uv ") and lines[5].startswith("git version")
+        assert lines[-2:] == ["/workspace", "/etc/autoinstall/ca-bundle.crt"]
+
+
+@pytest.mark.skipif(shutil.which("debootstrap") is None, reason="needs debootstrap")
+def test_unreachable_mirror_is_a_clear_build_error(
+    docker_engine: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(baseimage.MIRROR_ENV, "http://127.0.0.1:9/debian")
+    started = time.monotonic()
+    with pytest.raises(ImageBuildError, match="cannot be reached") as err:
+        ensure_base_image("3.11", registry=False)
+    assert baseimage.MIRROR_ENV in str(err.value)
+    assert time.monotonic() - started < 60

@@ -1,0 +1,262 @@
+"""Docker-only behaviour: isolation from a hostile repository, limits, labels, cleanup, engine failures."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from envs.base import Limits
+from envs.docker import CA_PATH, HOST_CA_BUNDLE, DockerSandbox, check_engine, cleanup
+from envs.errors import EngineUnavailableError, EnvError, SandboxLimitError
+from tests.envs.conftest import RUN_LABEL
+
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("remove_test_leftovers")]
+HOSTILE = r"""#!/bin/bash
+# A repository's "setup" script that tries to escape.
+echo pwned > /etc/{m}
+echo pwned > /root/{m}
+echo pwned > /{m}
+echo tampered >> {ca} && echo CA-WRITABLE
+test -S /var/run/docker.sock && echo DOCKER-SOCKET
+mount -t tmpfs none /mnt 2>/dev/null && echo MOUNTED
+cat /etc/shadow
+"""
+
+
+def _inspect(kind: str, ref: str) -> dict:
+    out = subprocess.run(["docker", kind, "inspect", ref], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)[0]
+
+
+@pytest.fixture(scope="module")
+def box(base_image: str, remove_test_leftovers: None) -> Iterator[DockerSandbox]:
+    with DockerSandbox(
+        image=base_image, labels=RUN_LABEL, limits=Limits(cpus=1, memory_mb=512, pids=64)
+    ) as sb:
+        yield sb
+
+
+def test_container_is_locked_down(box: DockerSandbox) -> None:
+    info = _inspect("container", box.container_id or "")
+    host = info["HostConfig"]
+    assert host["CapDrop"] == ["ALL"]
+    assert sorted(host["CapAdd"]) == sorted(
+        ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL"]
+    )
+    assert host["SecurityOpt"] == ["no-new-privileges"]
+    assert host["Init"] is True
+    assert host["Memory"] == host["MemorySwap"] == 512 * 2**20
+    assert host["PidsLimit"] == 64 and host["NanoCpus"] == 10**9
+    assert host["Binds"] == [f"{HOST_CA_BUNDLE}:{CA_PATH}:ro"]
+    assert "/tmp" in host["Tmpfs"]
+    assert info["Config"]["Labels"]["autoinstall"] == "1"
+    assert info["Config"]["Labels"]["autoinstall.kind"] == "sandbox"
+    status = box.exec("grep -E '^(CapEff|NoNewPrivs)' /proc/self/status").stdout.split()
+    assert status == ["CapEff:", "00000000000000fb", "NoNewPrivs:", "1"]
+
+
+def test_hostile_script_cannot_touch_or_read_the_host(box: DockerSandbox, tmp_path: Path) -> None:
+    marker = f"autoinstall-evil-{uuid.uuid4().hex[:8]}"
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "setup.sh").write_text(HOSTILE.format(m=marker, ca=CA_PATH))
+    ca_digest = hashlib.sha256(HOST_CA_BUNDLE.read_bytes()).hexdigest()
+    box.put(repo, "repo")
+    r = box.exec(["bash", "repo/setup.sh"])
+    assert box.exec(f"cat /etc/{marker} /root/{marker} /{marker}").stdout == "pwned\n" * 3  # it did run
+    for host_path in (Path("/etc", marker), Path("/root", marker), Path("/", marker)):
+        assert not host_path.exists()
+    assert hashlib.sha256(HOST_CA_BUNDLE.read_bytes()).hexdigest() == ca_digest
+    assert "CA-WRITABLE" not in r.stdout and "DOCKER-SOCKET" not in r.stdout and "MOUNTED" not in r.stdout
+    assert "root:" in r.stdout  # the container's own /etc/shadow ...
+    host_shadow = Path("/etc/shadow").read_text()
+    assert host_shadow and host_shadow not in r.stdout  # ... not the host's
+    assert box.exec("cat /etc/hostname").stdout.strip() != socket.gethostname()
+
+
+def test_apt_get_install_works_with_the_reduced_capabilities(box: DockerSandbox) -> None:
+    r = box.exec(
+        "apt-get update -qq && apt-get install -y -qq --no-install-recommends jq >/dev/null && jq --version",
+        timeout=300,
+    )
+    assert r.ok, r.output[-2000:]
+    assert r.stdout.startswith("jq-")
+
+
+def test_uv_pip_install_uses_the_proxy_ca_and_the_host_cache(base_image: str, tmp_path: Path) -> None:
+    with DockerSandbox(image=base_image, labels=RUN_LABEL, cache_dir=tmp_path / "cache") as sb:
+        r = sb.exec(
+            "uv pip install iniconfig && python -c 'import iniconfig; print(iniconfig.__name__)'", timeout=180
+        )
+        assert r.ok, r.output[-2000:]
+        assert r.stdout == "iniconfig\n"
+    assert any((tmp_path / "cache" / "uv").iterdir()), "the uv cache was not written to the host cache dir"
+
+
+def test_fork_bomb_is_contained_by_the_pids_limit(base_image: str) -> None:
+    with DockerSandbox(
+        image=base_image, labels=RUN_LABEL, limits=Limits(cpus=1, memory_mb=512, pids=64)
+    ) as sb:
+        started = time.monotonic()
+        r = sb.exec("bomb() { bomb | bomb & }; bomb; sleep 600", timeout=5)
+        assert r.timed_out and time.monotonic() - started < 30
+        assert "Resource temporarily unavailable" in r.stderr
+        left = sb.exec(
+            "cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max 2>/dev/null;ls /proc | grep -c '^[0-9]'"
+        )
+        limit, processes = left.stdout.split()
+        assert limit == "64"
+        assert int(processes) < 10, "the timeout did not take the bomb's process group down"
+    assert subprocess.run(["true"], check=False).returncode == 0  # the host can still fork
+
+
+def test_disk_limit_stops_the_sandbox_and_spares_the_host(base_image: str) -> None:
+    docker_root = "/var/lib/docker" if Path("/var/lib/docker").exists() else "/"
+    free_before = shutil.disk_usage(docker_root).free
+    sb = DockerSandbox(image=base_image, labels=RUN_LABEL, limits=Limits(disk_mb=200), disk_poll_s=0.5)
+    with sb:
+        snap = sb.snapshot("before filling the disk")
+        with pytest.raises(SandboxLimitError, match="disk_mb=200") as err:
+            sb.exec("dd if=/dev/zero of=big bs=1M count=8000 status=none; echo finished", timeout=60)
+        written_mb = int(re.search(r"wrote (\d+) MiB", str(err.value)).group(1))  # type: ignore[union-attr]
+        assert 200 < written_mb < 1500, "the watchdog let dd write far past the limit"
+        with pytest.raises(SandboxLimitError):
+            sb.exec("echo next call")
+        sb.restore(snap)  # rolling back is the way out
+        assert sb.exec("test -e big || echo clean").stdout == "clean\n"
+    # Other processes may write meanwhile, hence the tolerance; without the watchdog dd writes 8 GB.
+    assert abs(shutil.disk_usage(docker_root).free - free_before) < 1024 * 2**20
+
+
+def test_labels_and_cleanup_remove_a_leaked_container_and_its_snapshots(base_image: str) -> None:
+    labels = {"autoinstall.test": uuid.uuid4().hex[:12]}
+    leaked = DockerSandbox(image=base_image, labels=labels).start()
+    snap = leaked.snapshot("leaked")
+    cid = leaked.container_id or ""
+    assert _inspect("image", snap)["Config"]["Labels"]["autoinstall.kind"] == "snapshot"
+    dry = cleanup(dry_run=True, labels=labels)
+    assert dry.containers == [cid] and dry.images == [snap]
+    assert _inspect("container", cid)["State"]["Running"]
+    report = cleanup(labels=labels)
+    assert report.containers == [cid] and report.images == [snap] and not report.errors
+    gone = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=autoinstall.test={labels['autoinstall.test']}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert gone.stdout.strip() == ""
+    assert (
+        subprocess.run(["docker", "image", "inspect", snap], capture_output=True, check=False).returncode != 0
+    )
+    leaked.stop()  # already gone: stop stays quiet
+
+
+class _SocketProxy:
+    """A unix-socket forwarder to the real engine that the test can kill mid-session."""
+
+    def __init__(self, path: Path, target: str = "/var/run/docker.sock") -> None:
+        self.path, self.target = path, target
+        self.server = socket.socket(socket.AF_UNIX)
+        self.server.bind(str(path))
+        self.server.listen(16)
+        self.conns: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.server.accept()
+            except OSError:
+                return
+            upstream = socket.socket(socket.AF_UNIX)
+            upstream.connect(self.target)
+            self.conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        for s in (a, b):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+    def kill(self) -> None:
+        self.server.close()
+        self.path.unlink()
+        for s in self.conns:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+
+def test_engine_gone_mid_session_is_a_clear_env_error(base_image: str, tmp_path: Path) -> None:
+    proxy = _SocketProxy(tmp_path / "docker.sock")
+    sb = DockerSandbox(
+        image=base_image, labels=RUN_LABEL, base_url=f"unix://{tmp_path / 'docker.sock'}"
+    ).start()
+    assert sb.exec("echo up").stdout == "up\n"
+    proxy.kill()
+    with pytest.raises(EnvError, match="stopped answering") as err:
+        sb.exec("echo down")
+    assert "dockerd" in str(err.value)
+    with pytest.raises(EnvError, match="stopped answering"):
+        sb.read_file("/etc/hostname")
+    with pytest.raises(EnvError, match="stopped answering"):
+        sb.stop()
+
+
+def test_network_off_from_the_start_can_be_turned_on(base_image: str) -> None:
+    probe = ["python3", "-c", "import socket; socket.create_connection(('pypi.org', 443), 5)"]
+    with DockerSandbox(image=base_image, labels=RUN_LABEL, network=False) as sb:
+        assert sb.exec(probe, timeout=30).exit_code != 0
+        assert sb.exec("cat /sys/class/net/*/operstate | wc -l").stdout.strip() == "1"  # only lo
+        sb.set_network(True)
+        assert sb.exec(probe, timeout=30).ok
+
+
+def test_no_engine_is_reported_with_a_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path / 'nothing.sock'}")
+    with pytest.raises(EngineUnavailableError, match="DOCKER_HOST") as err:
+        check_engine()
+    assert "docker.io" in str(err.value) and "dockerd" in str(err.value)
+    with pytest.raises(EngineUnavailableError):
+        DockerSandbox(image="autoinstall-base:any").start()
+
+
+def test_missing_image_says_how_to_get_it(docker_engine: None) -> None:
+    from envs.errors import ImageNotFoundError
+
+    with pytest.raises(ImageNotFoundError, match="not on this engine"):
+        DockerSandbox(image=f"autoinstall-missing:{uuid.uuid4().hex[:8]}").start()
+
+
+def test_uses_no_proxy_env_unless_set(base_image: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("no_proxy", "localhost")
+    with DockerSandbox(image=base_image, labels=RUN_LABEL) as sb:
+        assert (
+            sb.exec('echo "$HTTPS_PROXY|$no_proxy|$SSL_CERT_FILE"').stdout
+            == f"http://proxy.invalid:3128|localhost|{CA_PATH}\n"
+        )
+    with DockerSandbox(image=base_image, labels=RUN_LABEL, pass_proxy_env=False) as sb:
+        assert sb.exec('echo "${HTTPS_PROXY:-unset}"').stdout == "unset\n"
+    assert os.environ["HTTPS_PROXY"]

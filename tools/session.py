@@ -1,0 +1,213 @@
+"""ToolSession: deploys the tool server into a sandbox once and calls it over one stream.
+
+`call()` is thread-safe: each request gets an id, one reader thread hands every answer to the
+caller waiting for that id, and a dead server or a silent one fails calls instead of hanging them.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import itertools
+import json
+import sys
+import threading
+import zipfile
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
+from typing import Any, Self
+
+from envs.base import Sandbox, Stream
+from tools.base import ToolError
+
+SERVER_DIR = Path(__file__).parent / "server"
+PACKAGE = "autoinstall_toolserver"
+DEFAULT_CALL_TIMEOUT_S = 60.0
+START_TIMEOUT_S = 30.0
+DEPLOY_DIR = "/tmp"
+_ZIPAPP: tuple[bytes, str] | None = None
+BOOTSTRAP = """\
+import os, runpy, sys
+path, root = sys.argv[1], sys.argv[2]
+if not os.path.exists(path):
+    sys.stdout.write('{"id": 0, "ok": true, "result": {"need": "zipapp"}}\\n')
+    sys.stdout.flush()
+    size = int(sys.stdin.buffer.readline())
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open(tmp, "wb") as f:
+        f.write(sys.stdin.buffer.read(size))
+    os.replace(tmp, path)
+sys.argv = [path, "--root", root]
+runpy.run_path(path, run_name="__main__")
+"""
+"""Runs in the sandbox's python3: receives the zipapp over the stream when it is not there yet
+(one round trip instead of a write_file, which cannot reach a tmpfs /tmp in Docker), then runs it."""
+_ZIPAPP_LOCK = threading.Lock()
+
+
+class ToolServerError(RuntimeError):
+    """The tool server is not running or did not answer in time (infrastructure, not the model)."""
+
+
+class ToolServerTimeout(ToolServerError, TimeoutError):
+    """A call got no answer within its timeout."""
+
+
+def zipapp_bytes() -> tuple[bytes, str]:
+    """The server as a zipapp (deterministic bytes) and a short hash of them; built once."""
+    global _ZIPAPP
+    with _ZIPAPP_LOCK:
+        if _ZIPAPP is None:
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+                main = f"from {PACKAGE}.main import main\nmain()\n"
+                z.writestr(zipfile.ZipInfo("__main__.py", (1980, 1, 1, 0, 0, 0)), main)
+                for src in sorted(SERVER_DIR.glob("*.py")):
+                    info = zipfile.ZipInfo(f"{PACKAGE}/{src.name}", (1980, 1, 1, 0, 0, 0))
+                    z.writestr(info, src.read_bytes(), zipfile.ZIP_DEFLATED)
+            data = buf.getvalue()
+            _ZIPAPP = (data, hashlib.sha256(data).hexdigest()[:16])
+        return _ZIPAPP
+
+
+class ToolSession:
+    """One running tool server in one sandbox. Use as `with ToolSession(sandbox) as s:`."""
+
+    def __init__(self, sandbox: Sandbox, *, call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
+                 start_timeout: float = START_TIMEOUT_S) -> None:
+        self.sandbox = sandbox
+        self.call_timeout = call_timeout
+        self.start_timeout = start_timeout
+        self.info: dict[str, Any] = {}
+        self._stream: Stream | None = None
+        self._reader: threading.Thread | None = None
+        self._pending: dict[int, Future] = {}
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._dead: str | None = "not started"
+
+    def start(self) -> Self:
+        """Start the server (deploying it first if the sandbox lacks it) and wait for its greeting."""
+        if self.alive:
+            return self
+        data, digest = zipapp_bytes()
+        python = sys.executable if self.sandbox.kind == "local" else "python3"
+        argv = [python, "-I", "-c", BOOTSTRAP, f"{DEPLOY_DIR}/autoinstall-toolserver-{digest}.pyz",
+                self.sandbox.workdir]
+        self._dead = None
+        self._pending = {0: Future()}
+        self._stream = self.sandbox.open_stream(argv)
+        self._reader = threading.Thread(target=self._read_loop, args=(self._stream,),
+                                        name="toolserver-reader", daemon=True)
+        self._reader.start()
+        greeting = self._greeting()
+        if greeting.get("need") == "zipapp":  # a fresh sandbox: send the zipapp down the stream
+            with self._lock:
+                self._pending[0] = Future()
+            self._stream.send(b"%d\n" % len(data) + data)
+            greeting = self._greeting()
+        self.info = greeting
+        return self
+
+    def _greeting(self) -> dict[str, Any]:
+        try:
+            return self._pending[0].result(timeout=self.start_timeout)
+        except FutureTimeout as e:
+            self.close()
+            msg = f"the tool server sent no greeting within {self.start_timeout} s"
+            raise ToolServerTimeout(msg) from e
+        except (ToolError, ToolServerError) as e:
+            self.close()
+            msg = (f"the tool server did not start in the {self.sandbox.kind} sandbox ({e}); it needs "
+                   "python3 >= 3.8 on PATH and a writable /tmp")
+            raise ToolServerError(msg) from e
+
+    def _read_loop(self, stream: Stream) -> None:
+        buf = b""
+        reason = "the tool server exited"
+        try:
+            while chunk := stream.recv():
+                buf += chunk
+                if b"\n" not in chunk:
+                    continue
+                *lines, buf = buf.split(b"\n")
+                for line in lines:
+                    self._dispatch(line)
+        except Exception as e:  # a broken socket is a dead server, reported to the callers
+            reason = f"the stream to the tool server broke: {type(e).__name__}: {e}"
+        self._fail_all(reason)
+
+    def _dispatch(self, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return  # not ours (e.g. something the interpreter printed); ignore
+        with self._lock:
+            fut = self._pending.pop(msg.get("id"), None) if isinstance(msg, dict) else None
+        if fut is None:
+            return
+        if msg.get("ok"):
+            fut.set_result(msg.get("result"))
+        else:
+            fut.set_exception(ToolError(str(msg.get("error"))))
+
+    def _fail_all(self, reason: str) -> None:
+        with self._lock:
+            if self._dead is None:
+                self._dead = reason
+            pending, self._pending = self._pending, {}
+        for fut in pending.values():
+            if not fut.done():
+                fut.set_exception(ToolServerError(reason))
+
+    @property
+    def alive(self) -> bool:
+        return self._dead is None
+
+    def call(self, op: str, /, *, call_timeout: float | None = None, **args: Any) -> Any:
+        """Run one op in the server and return its result.
+
+        Args:
+            op: the server op ("read", "edit", "create", "search", "lint", "terminal", "read_raw").
+            call_timeout: seconds to wait for the answer (default: the session's call_timeout).
+            **args: the op's arguments (JSON-serializable).
+
+        Returns:
+            The op's result (a dict).
+
+        Raises:
+            ToolError: the op failed in a way the model can act on (missing file, bad regex, ...).
+            ToolServerError: the server is gone or did not answer within the timeout.
+        """
+        fut: Future = Future()
+        with self._lock:
+            if self._dead is not None:
+                raise ToolServerError(f"the tool server is not running ({self._dead})")
+            rid = next(self._ids)
+            self._pending[rid] = fut
+        line = json.dumps({"id": rid, "op": op, "args": args}, separators=(",", ":")) + "\n"
+        try:
+            self._stream.send(line.encode())  # type: ignore[union-attr]
+        except OSError as e:
+            self._fail_all(f"cannot write to the tool server: {e}")
+        timeout = self.call_timeout if call_timeout is None else call_timeout
+        try:
+            return fut.result(timeout=timeout)
+        except FutureTimeout as e:
+            with self._lock:
+                self._pending.pop(rid, None)
+            raise ToolServerTimeout(f"the tool server did not answer {op!r} within {timeout} s") from e
+
+    def close(self) -> None:
+        """Stop the server (it exits when its stdin closes). Idempotent."""
+        if self._stream is not None:
+            self._stream.close()
+        self._fail_all("the session was closed")
+        if self._reader is not None and self._reader is not threading.current_thread():
+            self._reader.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
