@@ -13,11 +13,15 @@ from typing import Annotated, Optional
 import typer
 from rich.console import Console
 
+from autoinstall.commands.catalog import batch_cmd, catalog_app
+
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_enable=False)
 base_app = typer.Typer(no_args_is_help=True, help="Build and list base images.")
 tools_app = typer.Typer(no_args_is_help=True, help="The agent tools (read, edit, search, lint, terminal).")
 app.add_typer(base_app, name="base")
 app.add_typer(tools_app, name="tools")
+app.add_typer(catalog_app, name="catalog")
+app.command("batch")(batch_cmd)
 console = Console(stderr=True)
 out = Console()
 
@@ -48,17 +52,23 @@ def run_cmd(
     wall_s: Annotated[float, typer.Option("--time-budget", help="Seconds for install+repair.",
                                           rich_help_panel=ADVANCED)] = 1800.0,
     step_timeout: Annotated[float, typer.Option(help="Seconds per command.", rich_help_panel=ADVANCED)] = 900.0,
+    catalog: Annotated[Optional[Path], typer.Option("--catalog", help="Catalog directory to record the result in "
+                                                    "(default: ~/.autoinstall/catalog).")] = None,
 ) -> None:
     """Build and verify an environment for REPO (the default command: `autoinstall REPO`)."""
     from autoinstall.install import Budgets
-    from autoinstall.pipeline import BuildOptions, build_environment
+    from autoinstall.pipeline import BuildOptions, build_environment, spec_dir
     from autoinstall.progress import Progress, print_summary
 
     options = BuildOptions(model=model, base_url=base_url, commit=commit, out_dir=out_dir, threshold=threshold,
                            as_of_commit=as_of_commit, rebuild_check=rebuild_check, python=python,
                            budgets=Budgets(max_repairs=max_repairs, wall_s=wall_s, step_timeout_s=step_timeout))
+    from envs.catalog import Catalog
+
     with Progress(console, quiet=json_out) as progress:
         spec = build_environment(repo, options, progress.report)
+    record = Catalog(catalog).upsert_spec(spec, spec_dir(spec), requested_commit=commit)
+    console.print(f"recorded in the catalog as [bold]{record.id}[/]", highlight=False)
     if json_out:
         out.print_json(spec.model_dump_json())
     else:

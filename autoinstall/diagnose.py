@@ -17,6 +17,7 @@ DiagnosisKind = Literal[
     "unknown_pytest_config",
     "async_tests_without_plugin",
     "no_distribution",
+    "installer_parse_error",
     "service_unavailable",
     "timeout",
     "unknown",
@@ -59,6 +60,9 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
         r"(?:Because (?P<s1>[\w.\[\]-]+) was not found in the package registry|"
         r"No matching distribution found for (?P<s2>[\w.\[\]-]+)|"
         r"Because there are no versions of (?P<s3>[\w.\[\]-]+) and)")),
+    ("installer_parse_error", re.compile(
+        r"error: (?:Expected .* found .*: (?P<s1>\S+?):\d+:\d+|Failed to parse:? `?(?P<s2>[^`\n]+)`?|"
+        r"Couldn't parse requirement in `(?P<s3>[^`]+)`)")),
     ("unknown_pytest_option", re.compile(r"error: unrecognized arguments: (?P<s>\S+)")),
     ("unknown_pytest_config", re.compile(r"Unknown config option: (?P<s>\w+)")),
     ("async_tests_without_plugin", re.compile(
@@ -66,10 +70,20 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
         r"for your async framework")),
     ("missing_module", re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<s>[\w.]+)'")),
     ("service_unavailable", re.compile(
-        r"(?:(?:Connection refused|could not connect to server|Is the server running).{0,300}?"
-        r"(?:port (?P<s1>\d+)|:(?P<s2>\d{4,5})\b)|"
+        r"(?:(?:Connection refused|could not connect to server|Is the server running|Cannot assign requested "
+        r"address).{0,300}?(?:port (?P<s1>\d+)|:(?P<s2>\d{4,5})\b)|"
         r"(?:port |:)(?P<s3>\d{4,5})\b.{0,80}?(?:Connection refused|could not connect))", re.S)),
+    ("service_unavailable", re.compile(r"\[Errno (?:111|99)\] (?:Connection refused|Cannot assign requested address)"
+                                       r"|ConnectionRefusedError")),
 ]
+
+
+def _service_by_port(output: str) -> str:
+    """A well-known service whose port the output mentions, else a generic name."""
+    for port, service in SERVICE_PORTS.items():
+        if re.search(rf"\b{port}\b", output):
+            return service
+    return "network service"
 
 
 def _subject(match: re.Match[str]) -> str:
@@ -89,7 +103,7 @@ def diagnose(output: str, *, timed_out: bool = False) -> Diagnosis:
         if kind == "missing_module":
             subject = subject.split(".")[0]
         if kind == "service_unavailable":
-            subject = SERVICE_PORTS.get(subject, subject)
+            subject = SERVICE_PORTS.get(subject, subject) or _service_by_port(output)
         end = output.find("\n", match.end())
         line = output[output.rfind("\n", 0, match.start()) + 1: end if end >= 0 else len(output)]
         return Diagnosis(kind=kind, subject=subject, evidence=line.strip()[:500] or match.group(0)[:500])

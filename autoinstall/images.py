@@ -9,7 +9,8 @@ from pathlib import Path
 from autoinstall.paths import cache_dir
 from envs.base import LABEL, Limits
 from envs.baseimage import ensure_base_image
-from envs.docker import DockerSandbox, DockerSandboxConfig, build_image
+from envs.docker import DockerSandbox, DockerSandboxConfig, build_image, remove_image
+from envs.errors import EnvError
 
 
 def base_image_for(python: str) -> str:
@@ -54,3 +55,12 @@ def finalize(snapshot: str, tag: str, env: dict[str, str], *, source: str) -> st
 def build_context(context: Path, tag: str) -> str:
     """Build a replay context written by autoinstall.dockerfile.write_build_context."""
     return build_image(context, tag, labels={LABEL: "1", "autoinstall.kind": "rebuild"}, buildargs={})
+
+
+def discard(images: list[str]) -> None:
+    """Untag or remove intermediate images (snapshots); images still needed as parents stay as layers."""
+    for image in images:
+        try:
+            remove_image(image)
+        except EnvError:
+            continue

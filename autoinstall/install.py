@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from autoinstall.agent_tools import tools_in, wants_tools
 from autoinstall.diagnose import diagnose
 from autoinstall.plan import Plan, Step
 from autoinstall.repair import FailedTest, Repair, RepairContext
@@ -38,10 +39,15 @@ class InstallResult(BaseModel):
     ok: bool
     python: str
     snapshot: str | None = None
+    """The last good snapshot (the environment after the last successful step)."""
+    snapshots: list[str] = Field(default_factory=list)
+    """Every snapshot made, for clean-up once the environment image is tagged."""
     steps: list[Step] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     stubs: list[StubRecord] = Field(default_factory=list)
     deselected: list[Deselection] = Field(default_factory=list)
+    skipped: list[Repair] = Field(default_factory=list)
+    """Auxiliary steps dropped because they failed and nothing fixed them."""
     stub_wheels: dict[str, bytes] = Field(default_factory=dict, exclude=True)
     log: list[StepLog] = Field(default_factory=list)
     repairs: list[Repair] = Field(default_factory=list)
@@ -103,6 +109,7 @@ class Installer:
         assert self.sandbox is not None
         self.last_good = self.sandbox.snapshot(label)
         self.result.snapshot = self.last_good
+        self.result.snapshots.append(self.last_good)
 
     def _ask_model(self, failing: Step, phase: str, result: ExecResult, entry: StepLog,
                    failed_tests: list[FailedTest] | None = None) -> Repair | None:
@@ -112,7 +119,11 @@ class Installer:
                                 diagnosis=entry.diagnosis, python=self.result.python,
                                 available_pythons=self.available_pythons, tried=self.result.repairs,
                                 failed_tests=failed_tests or [], env=self.result.env)
-        repair = self.model.repair(context)  # type: ignore[attr-defined]
+        if wants_tools(self.model) and self.sandbox is not None:
+            with tools_in(self.sandbox) as tools:
+                repair = self.model.repair(context, tools=tools)  # type: ignore[attr-defined]
+        else:
+            repair = self.model.repair(context)  # type: ignore[attr-defined]
         if repair is not None:
             entry.repair = repair
             self.result.repairs.append(repair)
@@ -179,6 +190,9 @@ class Installer:
                 queue.insert(0, repair.step)
             elif repair.kind == "replace" and repair.step:
                 queue[0] = repair.step
+            elif repair.kind == "skip":
+                self.result.skipped.append(repair)
+                queue.pop(0)
             else:
                 self._apply_common(repair, result.output)
         return None

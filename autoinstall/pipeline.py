@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from autoinstall import images
+from autoinstall.agent_tools import tools_over_checkout, wants_tools
 from autoinstall.dockerfile import constraints_from_freeze, render_dockerfile, write_build_context
 from autoinstall.install import Budgets, Installer, InstallResult
 from autoinstall.paths import autoinstall_home
@@ -44,6 +45,15 @@ class BuildOptions(BaseModel):
     python: str | None = None
     """Force an interpreter version instead of the plan's."""
     limits: Limits = Field(default_factory=Limits)
+
+
+def default_env_dir(name: str, revision: str) -> Path:
+    return autoinstall_home() / "envs" / f"{name}-{revision}"
+
+
+def spec_dir(spec: EnvSpec) -> Path:
+    """The directory holding the spec's Dockerfile, context and logs."""
+    return Path(spec.env_dir) if spec.env_dir else default_env_dir(_slug(spec.source.name), spec.source.revision)
 
 
 def _slug(text: str) -> str:
@@ -85,17 +95,21 @@ def build_environment(repo: str, options: BuildOptions | None = None, report: Re
                               is_dirty=source.is_dirty)
         if not source.commit or source.is_dirty:
             record.content_digest = tree_digest(src)
-        out = options.out_dir or autoinstall_home() / "envs" / f"{name}-{record.revision}"
+        out = options.out_dir or default_env_dir(name, record.revision)
 
         say("phase", "propose")
         t0 = time.monotonic()
         model = get_model(options.model, base_url=options.base_url)
         facts = survey(src)
-        plan = model.propose(facts, src)
+        if wants_tools(model):
+            with tools_over_checkout(src) as tools:
+                plan = model.propose(facts, src, tools=tools)
+        else:
+            plan = model.propose(facts, src)
         if options.python:
             plan.python = options.python
         timings.propose_s = round(time.monotonic() - t0, 3)
-        spec = EnvSpec(status="failed", source=record, model=model.name, plan=plan, python=plan.python,
+        spec = EnvSpec(status="failed", source=record, env_dir=str(out), model=model.name, plan=plan, python=plan.python,
                        test_command=plan.test_command, created_at=dt.datetime.now(dt.UTC).isoformat())
         if not plan.steps and plan.test_runner == "none":
             spec.failure = Failure(failure_class="no_build_files",
@@ -116,13 +130,21 @@ def build_environment(repo: str, options: BuildOptions | None = None, report: Re
         timings.install_s = round(time.monotonic() - t0, 3)
         spec.python, spec.steps, spec.env = result.python, result.steps, result.env
         spec.stubs, spec.deselected, spec.log = result.stubs, result.deselected, result.log
+        spec.skipped = result.skipped
         spec.base_image = images.base_image_for(result.python)
         spec.failure = result.failure
-        if result.snapshot is not None and result.failure is None:
-            say("phase", "verify")
-            t0 = time.monotonic()
-            _finish(spec, result, src, out, options, name)
-            timings.verify_s = round(time.monotonic() - t0, 3)
+        try:
+            if result.snapshot is not None and result.failure is None:
+                say("phase", "verify")
+                t0 = time.monotonic()
+                _finish(spec, result, src, out, options, name)
+                timings.verify_s = round(time.monotonic() - t0, 3)
+            elif result.snapshot is not None:
+                # Keep the last good state of a failed build: `autoinstall debug` starts from it.
+                spec.image = images.finalize(result.snapshot, images.env_tag(name, record.revision), spec.env,
+                                             source=repo)
+        finally:
+            images.discard(result.snapshots)
         timings.total_s = round(time.monotonic() - started, 3)
         spec.timings = timings
         _write_outputs(out, spec)
@@ -144,7 +166,10 @@ def _finish(spec: EnvSpec, result: InstallResult, src: Path, out: Path, options:
     _judge(spec, verification)
     if options.rebuild_check and spec.status == "verified":
         rebuilt = images.build_context(context, f"{tag}-rebuild")
-        _, again = _verify_image(spec.model_copy(update={"image": rebuilt}), options)
+        try:
+            _, again = _verify_image(spec.model_copy(update={"image": rebuilt}), options)
+        finally:
+            images.discard([rebuilt])
         if not again.verified:
             spec.status = "failed"
             spec.failure = Failure(failure_class="rebuild_mismatch",

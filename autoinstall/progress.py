@@ -93,6 +93,9 @@ def print_summary(console: Console, spec: EnvSpec) -> None:
         console.print(f"[yellow]stub:[/] {escape(stub.distribution)} ({escape(stub.reason)})", highlight=False)
     for d in spec.deselected:
         console.print(f"[yellow]deselected:[/] {escape(d.test)} ({escape(d.reason)})", highlight=False)
+    for skipped in spec.skipped:
+        console.print(f"[yellow]skipped step:[/] {escape(skipped.step.command if skipped.step else '')}",
+                      highlight=False)
     if spec.failure is not None:
         console.print(f"[red]failure:[/] {spec.failure.failure_class}: {escape(spec.failure.message)}",
                       highlight=False)

@@ -9,11 +9,12 @@ from autoinstall.diagnose import Diagnosis
 from autoinstall.plan import Plan, Step
 
 RepairKind = Literal["insert_before", "replace", "set_env", "switch_python", "stub_distribution",
-                     "deselect", "give_up"]
+                     "deselect", "skip", "give_up"]
 
 
 class Repair(BaseModel):
-    """One fix. `insert_before` runs `step` then retries the failing command; `replace` swaps it."""
+    """One fix. `insert_before` runs `step` then retries the failing command; `replace` swaps it;
+    `skip` drops an auxiliary step (never the project install) and goes on without it."""
 
     kind: RepairKind
     reason: str

@@ -88,13 +88,17 @@ class EnvSpec(BaseModel):
     base_image: str | None = None
     python: str | None = None
     image: str | None = None
-    """The environment image (tag), present when install finished."""
+    """The environment image (tag). For a failed build: its last good state, where `debug` starts."""
+    env_dir: str | None = None
+    """Host directory with spec.json, Dockerfile, context/ and logs/."""
     plan: Plan
     steps: list[Step] = Field(default_factory=list)
     """The steps that succeeded, in the order they ran: what the Dockerfile replays."""
     env: dict[str, str] = Field(default_factory=dict)
     stubs: list[StubRecord] = Field(default_factory=list)
     deselected: list[Deselection] = Field(default_factory=list)
+    skipped: list[Repair] = Field(default_factory=list)
+    """Planned steps that failed, could not be fixed, and were left out (never the project install)."""
     test_command: str | None = None
     verification: Verification | None = None
     failure: Failure | None = None

@@ -428,16 +428,18 @@ class DockerSandbox:
 
     # state
     def snapshot(self, label: str) -> str:
-        """Commit the container to an image labelled autoinstall.kind=snapshot; returns the image id."""
+        """Commit the container to an image labelled autoinstall.kind=snapshot; returns its tag.
+
+        The tag (not the id) is returned so that `remove_image(tag)` can untag a snapshot that later
+        images were built on without failing on their dependency.
+        """
         tag = (
             (re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip(".-")[:80] or "snap") + "-" + uuid.uuid4().hex[:8]
         )
         labels = {LABEL: "1", KIND_LABEL: "snapshot", f"{LABEL}.label": label[:200], **self.config.labels}
         with self._engine("snapshot"):
-            image = self._api.commit(
-                self._cid, SNAPSHOT_REPO, tag, conf={"Labels": labels, "Env": self._image_env}
-            )
-        return str(image["Id"])
+            self._api.commit(self._cid, SNAPSHOT_REPO, tag, conf={"Labels": labels, "Env": self._image_env})
+        return f"{SNAPSHOT_REPO}:{tag}"
 
     def restore(self, snapshot_id: str) -> None:
         """Replace the container by a new one from the snapshot; also clears a disk-limit stop."""

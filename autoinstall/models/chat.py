@@ -70,6 +70,9 @@ def _repair_from_args(args: dict[str, Any]) -> Repair | None:
 class ChatModel:
     """Phase 1 and phase 2 through an OpenAI-compatible endpoint, with the agent tools."""
 
+    wants_tools = True
+    """The pipeline hands this model read/search (phase 1) and terminal too (phase 2)."""
+
     def __init__(self, model: str, base_url: str, *, api_key: str | None = None, max_turns: int = 24,
                  timeout_s: float = 120.0) -> None:
         self.name = f"openai:{model}"

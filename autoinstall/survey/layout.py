@@ -143,7 +143,11 @@ def read_packages(files: RepoFiles, facts: RepoFacts) -> set[str]:
                 and (base != files.root or len(list(base.glob("*.py"))) <= 3)
             ):
                 found.append(entry.stem)
-    found += [h for h in _package_hints(files) if h not in found and h.isidentifier()]
+    hints = [h for h in _package_hints(files) if h.isidentifier()]
+    dirs = {n for n in found if (files.root / n).is_dir() or (files.root / "src" / n).is_dir()}
+    if dirs:  # a real package exists: loose top-level scripts (app.py, clock.py) are not the project
+        found = [n for n in found if n in dirs or n in hints or (files.root / "src" / f"{n}.py").is_file()]
+    found += [h for h in hints if h not in found]
     wanted = re.sub(r"[-.]", "_", (facts.project_name or "").lower())
     facts.packages = sorted(set(found), key=lambda n: (n.lower() != wanted, n))
     local = set(facts.packages)

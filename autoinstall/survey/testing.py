@@ -89,11 +89,23 @@ def _words(value: Any) -> list[str]:
         return str(value or "").split()
 
 
+PLUGIN_MODULES = {"xdist": "pytest-xdist", "instafail": "pytest-instafail", "cov": "pytest-cov",
+                  "timeout": "pytest-timeout", "randomly": "pytest-randomly", "asyncio": "pytest-asyncio",
+                  "mock": "pytest-mock", "rerunfailures": "pytest-rerunfailures", "benchmark": "pytest-benchmark",
+                  "subtests": "pytest-subtests", "anyio": "anyio", "trio": "pytest-trio", "hypothesis": "hypothesis",
+                  "forked": "pytest-forked", "django": "pytest-django", "env": "pytest-env", "sugar": "pytest-sugar"}
+
+
 def _plugin_module_dist(module: str) -> str | None:
+    """The distribution behind a `-p NAME` plugin module (`-p xdist` -> pytest-xdist)."""
     if module.startswith(("no:", "_pytest")) or module in BUILTIN_PLUGINS:
         return None
+    if module in PLUGIN_MODULES:
+        return PLUGIN_MODULES[module]
     dist = distribution_for(module)
-    return dist.replace("_", "-") if dist.startswith("pytest_") else dist
+    if dist.startswith("pytest_") or dist.startswith("pytest-"):
+        return dist.replace("_", "-")
+    return f"pytest-{module}" if dist == module and "." not in module else dist
 
 
 def _addopts_plugins(words: list[str], local: set[str]) -> list[str]:

@@ -55,3 +55,10 @@ def test_timeout_wins_over_output() -> None:
 ])
 def test_debian_package_for(kind: str, name: str, package: str | None) -> None:
     assert package_for(kind, name) == package
+
+
+def test_service_without_port_in_the_error_line_uses_ports_elsewhere_in_the_output() -> None:
+    out = "sock.connect(('localhost', 5432))\nE   OSError: [Errno 99] Cannot assign requested address"
+    d = diagnose(out)
+    assert (d.kind, d.subject) == ("service_unavailable", "postgresql")
+    assert diagnose("ConnectionRefusedError: [Errno 111] Connection refused").subject == "network service"

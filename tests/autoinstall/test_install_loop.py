@@ -191,3 +191,20 @@ def test_tests_below_threshold_fail_as_tests_failing(rate: float) -> None:
     assert not result.ok and result.failure is not None
     assert result.failure.failure_class == "tests_failing"
     assert "pass rate 0.50" in result.failure.message
+
+
+def test_an_auxiliary_step_that_nothing_fixes_is_skipped_and_recorded() -> None:
+    plan = PLAN.model_copy(update={"steps": [
+        Step(command="uv pip install -r dependencies/lock-cp310.txt", why="pinned deps", kind="python"),
+        *PLAN.steps]})
+
+    def behaviour(sb: World, cmd: str, env: dict) -> ExecResult | bytes:
+        if "lock-cp310" in cmd:
+            return ExecResult(exit_code=1, stderr="Because you require tomli==2.0.1 and tomli==2.0.0, we can "
+                                                 "conclude that your requirements are unsatisfiable.")
+        return PASSING if "pytest" in cmd else OK
+
+    result, _ = install(behaviour, plan=plan)
+    assert result.ok, result.failure
+    assert [s.step.command for s in result.skipped if s.step] == ["uv pip install -r dependencies/lock-cp310.txt"]
+    assert [s.command for s in result.steps] == ["uv pip install -e '.[test]'"]

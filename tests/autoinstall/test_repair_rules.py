@@ -73,3 +73,11 @@ def test_service_backed_tests_are_deselected_with_reason() -> None:
 
 def test_unknown_failures_give_up() -> None:
     assert repair(ctx("segmentation fault somewhere")) is None
+
+
+def test_requirement_syntax_uv_rejects_falls_back_to_pip() -> None:
+    failing = Step(command="uv pip install -r tests/requirements.txt", why="test deps", kind="test-deps")
+    r = repair(ctx("error: Expected '=' or whitespace, found Some('.'): tests/requirements.txt:1:3",
+                   failing=failing))
+    assert r is not None and r.kind == "replace" and r.step is not None
+    assert r.step.command == "python -m pip install -r tests/requirements.txt"

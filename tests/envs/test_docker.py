@@ -146,12 +146,14 @@ def test_labels_and_cleanup_remove_a_leaked_container_and_its_snapshots(base_ima
     leaked = DockerSandbox(image=base_image, labels=labels).start()
     snap = leaked.snapshot("leaked")
     cid = leaked.container_id or ""
-    assert _inspect("image", snap)["Config"]["Labels"]["autoinstall.kind"] == "snapshot"
+    assert snap.startswith("autoinstall-snapshot:leaked-")
+    snap_image = _inspect("image", snap)
+    assert snap_image["Config"]["Labels"]["autoinstall.kind"] == "snapshot"
     dry = cleanup(dry_run=True, labels=labels)
-    assert dry.containers == [cid] and dry.images == [snap]
+    assert dry.containers == [cid] and dry.images == [snap_image["Id"]]
     assert _inspect("container", cid)["State"]["Running"]
     report = cleanup(labels=labels)
-    assert report.containers == [cid] and report.images == [snap] and not report.errors
+    assert report.containers == [cid] and report.images == [snap_image["Id"]] and not report.errors
     gone = subprocess.run(
         ["docker", "ps", "-aq", "--filter", f"label=autoinstall.test={labels['autoinstall.test']}"],
         capture_output=True,

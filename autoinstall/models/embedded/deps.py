@@ -75,6 +75,8 @@ def _add_ref(facts: RepoFacts, sel: Selection, arg: str, evidence: Evidence) -> 
             sel.groups.setdefault(words[1], evidence)
         return True
     target = words[-1].strip("'\"") if words[0] in ("-e", "--editable") else arg.strip("'\"")
+    if re.search(r"[*?]|\.(?:tar\.gz|whl|zip)$|^(?:dist|build)/", target):
+        return True  # a built artifact or a glob (e.g. `pip install dist/*.tar.gz`): nothing to install from here
     match = re.fullmatch(r"\.?/?\.(?:\[([\w,\s-]+)\])?|file:\S*|\{toxinidir\}", target)
     if words[0] in ("-e", "--editable") or match or target.startswith("."):
         extras = match.group(1) if match and match.lastindex else ""
@@ -89,6 +91,8 @@ def _add_spec(facts: RepoFacts, sel: Selection, spec: str, evidence: Evidence) -
     if _add_ref(facts, sel, spec, evidence):
         return
     name = requirement_name(spec)
+    if name and re.search(r"[$%{}]", spec):
+        spec = name  # a version from an unresolved shell/tox variable: take any version
     if name and name not in TOOLS and name != normalize(facts.project_name or "-"):
         sel.test_deps.setdefault(name, Requirement(spec=spec, evidence=evidence))
 

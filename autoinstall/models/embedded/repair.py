@@ -90,8 +90,8 @@ def _vcs_version(ctx: RepairContext) -> Repair | None:
 
 
 def _service(ctx: RepairContext) -> Repair | None:
-    needing = [t.test_id for t in ctx.failed_tests if ctx.diagnosis.subject in t.message.lower()
-               or re.search(r"Connection refused|could not connect", t.message)]
+    refused = r"Connection refused|could not connect|Cannot assign requested address|Errno 111|Errno 99"
+    needing = [t.test_id for t in ctx.failed_tests if re.search(refused, t.message)]
     if not needing:
         return None
     return Repair(kind="deselect", tests=needing,
@@ -99,7 +99,18 @@ def _service(ctx: RepairContext) -> Repair | None:
                          "does not provide")
 
 
+def _use_pip(ctx: RepairContext) -> Repair | None:
+    """uv rejects some requirement syntax that pip accepts (e.g. `-e.[tests]`): let pip do this one."""
+    command = ctx.failing.command
+    if "uv pip install" not in command:
+        return None
+    return Repair(kind="replace", reason=f"uv cannot parse {ctx.diagnosis.subject}; pip can",
+                  step=ctx.failing.model_copy(update={"command": command.replace("uv pip install",
+                                                                                 "python -m pip install")}))
+
+
 RULES = {
+    "installer_parse_error": _use_pip,
     "missing_module": _missing_module,
     "missing_header": _system_package,
     "missing_library": _system_package,
@@ -114,10 +125,22 @@ RULES = {
 }
 
 
+def _skip(ctx: RepairContext) -> Repair | None:
+    """Last resort for an auxiliary install step (requirements, test deps, apt lines): go on without it."""
+    if ctx.phase != "install" or ctx.failing.kind == "project":
+        return None
+    return Repair(kind="skip", step=ctx.failing,
+                  reason=f"no fix known for {ctx.diagnosis.describe()}; this {ctx.failing.kind} step is not the "
+                         "project install, so go on without it (what the tests miss is repaired later)")
+
+
 def repair(ctx: RepairContext) -> Repair | None:
-    """The first rule for the diagnosis that proposes something not already tried; None means give up."""
+    """The first rule for the diagnosis that proposes something not already tried; else skip an auxiliary
+    step; None means give up."""
     rule = RULES.get(ctx.diagnosis.kind)
     proposal = rule(ctx) if rule else None
+    if proposal is None or ctx.already_tried(proposal):
+        proposal = _skip(ctx)
     if proposal is None or ctx.already_tried(proposal):
         return None
     return proposal

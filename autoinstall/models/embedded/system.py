@@ -98,9 +98,11 @@ def _library_packages(specs: list[Requirement]) -> dict[str, Evidence]:
 def system_step(facts: RepoFacts, specs: list[Requirement]) -> Step | None:
     """One apt-get step for packages CI or the docs install, and libraries that known dependencies need."""
     packages: dict[str, Evidence] = {}
+    project = re.sub(r"[_.]", "-", (facts.project_name or "").lower())
+    own = {f"python3-{project}", f"python-{project}", project}  # Debian's build of the project itself
     for named in facts.apt_packages:
         name = named.name.split(":")[0]
-        if APT_NAME.match(name) and name not in ALREADY_THERE and not SERVERS.match(name):
+        if APT_NAME.match(name) and name not in ALREADY_THERE and not SERVERS.match(name) and name not in own:
             packages.setdefault(name, named.evidence)
     named_by_repo = len(packages)
     for package, evidence in _library_packages(specs).items():

@@ -192,8 +192,9 @@ def checks(facts: RepoFacts, tests: TestPlan) -> list[Check]:
             kind="import",
             command=f"python -c 'import {pkg}'",
             why=f"the project's package {pkg} imports",
+            required=i == 0,
         )
-        for pkg in facts.packages[:3]
+        for i, pkg in enumerate(facts.packages[:3])
     ]
     if tests.runner == "pytest":
         collect = " ".join(

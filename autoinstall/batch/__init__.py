@@ -1,0 +1,13 @@
+"""Batch builds: many repositories into one catalog.
+
+- `entries.py` reads the batch file (lines or JSON Lines) into `BatchEntry`s and `LineError`s.
+- `runner.py` `run_batch()`: the thread pool, resume/claim logic, Ctrl-C handling, `BatchSummary`.
+- `display.py` the rich live view and the final table; `fake.py` `fake_build` for tests.
+"""
+from __future__ import annotations
+
+from autoinstall.batch.entries import BatchEntry, LineError, parse_batch, read_batch_file
+from autoinstall.batch.runner import BatchOptions, BatchSummary, EntryResult, run_batch
+
+__all__ = ["BatchEntry", "BatchOptions", "BatchSummary", "EntryResult", "LineError", "parse_batch",
+           "read_batch_file", "run_batch"]

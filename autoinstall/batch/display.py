@@ -1,0 +1,101 @@
+"""What the user sees during a batch: an overall progress bar, one line per running build, a final table."""
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from autoinstall.batch.entries import BatchEntry
+from autoinstall.batch.runner import BatchSummary, EntryResult
+
+_MARKS = {"verified": "[green]✓[/]", "failed": "[red]✗[/]", "skipped": "[dim]-[/]",
+          "interrupted": "[yellow]![/]"}
+
+
+class LiveDisplay:
+    """A BatchObserver drawing with rich.Live; prints one line per finished entry above the live area."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.console = console
+        self.progress = Progress(TextColumn("[bold]batch[/]"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[tally]}"), TimeElapsedColumn(), console=console)
+        self.task = self.progress.add_task("batch", total=total, tally="")
+        self.tally: dict[str, int] = {}
+        self.running: dict[int, tuple[BatchEntry, str, float]] = {}
+        self.lock = threading.Lock()
+        self.note = ""
+        self.live = Live(self._render(), console=console, refresh_per_second=4, transient=True)
+
+    def __enter__(self) -> LiveDisplay:
+        self.live.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.live.update(self._render())
+        self.live.stop()
+
+    def started(self, entry: BatchEntry) -> None:
+        with self.lock:
+            self.running[id(entry)] = (entry, "starting", time.monotonic())
+
+    def event(self, entry: BatchEntry, event: str, text: str) -> None:
+        if event not in ("phase", "step", "repair"):
+            return
+        with self.lock:
+            if id(entry) in self.running:
+                _, _, t0 = self.running[id(entry)]
+                self.running[id(entry)] = (entry, f"{event}: {text}", t0)
+
+    def finished(self, result: EntryResult) -> None:
+        with self.lock:
+            self.running = {k: v for k, v in self.running.items() if v[0].line != result.line}
+            self.tally[result.outcome] = self.tally.get(result.outcome, 0) + 1
+            tally = " ".join(f"{k} {v}" for k, v in sorted(self.tally.items()))
+        self.progress.update(self.task, advance=1, tally=tally)
+        detail = f"{result.failure_class}: {result.message}" if result.outcome == "failed" else result.message
+        self.console.print(f"{_MARKS.get(result.outcome, '?')} {result.repo}"
+                           f"{'@' + result.commit if result.commit else ''} [dim]{detail[:120]}"
+                           f"{f' {result.wall_s:.1f}s' if result.wall_s else ''}[/]", highlight=False)
+
+    def stopping(self) -> None:
+        self.note = ("[yellow]interrupted:[/] no new builds; running ones stop at their next step "
+                     "(Ctrl-C again to leave now; they are built again next time)")
+
+    def tick(self) -> None:
+        self.live.update(self._render())
+
+    def _render(self) -> Group:
+        table = Table.grid(padding=(0, 2))
+        now = time.monotonic()
+        with self.lock:
+            rows = sorted(self.running.values(), key=lambda v: v[2])
+        for entry, doing, t0 in rows:
+            table.add_row(f"[cyan]{entry.repo[-50:]}[/]", doing[:80], f"[dim]{now - t0:.0f}s[/]")
+        parts = [self.progress, table] + ([self.note] if self.note else [])
+        return Group(*parts)
+
+
+def print_summary(console: Console, summary: BatchSummary) -> None:
+    """The final table: entries by outcome and failure class (skipped ones by the record kept), then the
+    malformed lines."""
+    table = Table(title=f"Batch ({summary.wall_s:.0f}s){' — interrupted' if summary.interrupted else ''}")
+    for column in ("outcome", "status", "failure class", "count"):
+        table.add_column(column, justify="right" if column == "count" else "left")
+    groups = Counter((r.outcome, r.status or "", r.failure_class or "") for r in summary.results)
+    order = list(_MARKS) + ["not_started"]
+    for (outcome, status, cls), n in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), -kv[1])):
+        table.add_row(outcome, status, cls, str(n))
+    if summary.line_errors:
+        table.add_row("malformed", "", "", str(len(summary.line_errors)))
+    console.print(table)
+    for error in summary.line_errors:
+        console.print(f"[red]line {error.line}:[/] {error.message}: [dim]{error.text.strip()[:100]}[/]",
+                      highlight=False)
+    if summary.interrupted:
+        console.print("[yellow]interrupted:[/] finished builds are recorded; run the same command again to "
+                      "build the rest", highlight=False)
