@@ -23,3 +23,14 @@ def get_sandbox(kind: str, **config: Any) -> Sandbox:
     module, _, name = SANDBOXES[kind].partition(":")
     sandbox: Sandbox = getattr(import_module(module), name)(**config)
     return sandbox
+
+
+RUNTIME = {"Environment", "RuntimeSpec", "Observation", "Reward", "EnvironmentStateError"}
+
+
+def __getattr__(name: str) -> Any:
+    """`from envs import Environment` for trainers, imported on first use (it pulls in docker and tools)."""
+    if name in RUNTIME:
+        return getattr(import_module("envs.runtime"), name)
+    msg = f"module 'envs' has no attribute {name!r}"
+    raise AttributeError(msg)

@@ -1,0 +1,59 @@
+"""Every fixture repository end to end on real Docker: survey -> propose -> install/repair -> verify.
+
+Each case states its expected outcome in tests/fixtures/repos/<case>/expected.json.
+"""
+import json
+from pathlib import Path
+
+import pytest
+
+from autoinstall.pipeline import BuildOptions, build_environment
+from autoinstall.spec import EnvSpec
+
+REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
+CASES = sorted(p.name for p in REPOS.iterdir() if (p / "expected.json").is_file())
+
+
+@pytest.fixture(scope="session")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One AUTOINSTALL_HOME for the session, so the uv cache is shared across builds."""
+    return tmp_path_factory.mktemp("autoinstall-home")
+
+
+def build(case: str, out: Path, home: Path, monkeypatch: pytest.MonkeyPatch, **options: object) -> EnvSpec:
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(home))
+    return build_environment(str(REPOS / case), BuildOptions(out_dir=out, **options))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", CASES)
+def test_fixture_repository_reaches_its_expected_outcome(case: str, base_image: str, home: Path,
+                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = json.loads((REPOS / case / "expected.json").read_text())
+    spec = build(case, tmp_path / "env", home, monkeypatch)
+    assert spec.status == expected["outcome"], (spec.failure, [e.command for e in spec.log])
+    assert (spec.failure.failure_class if spec.failure else None) == expected["failure_class"]
+    written = EnvSpec.model_validate_json((tmp_path / "env" / "spec.json").read_text())
+    assert written.status == spec.status
+    if spec.status != "verified":
+        return
+    run = spec.verification.last_run if spec.verification else None
+    assert run is not None and run.passed >= expected["min_passed"]
+    assert len(spec.verification.runs) == 2 and spec.verification.flaky == []
+    assert sorted(s.import_name for s in spec.stubs) == sorted(expected["stubs"])
+    assert bool(spec.deselected) == bool(expected["deselected_reason"])
+    assert all(d.reason for d in spec.deselected)
+    dockerfile = (tmp_path / "env" / "Dockerfile").read_text()
+    assert all(f'"bash", "-c", {json.dumps(s.command)}' in dockerfile for s in spec.steps)
+    assert (tmp_path / "env" / "context" / "repo").is_dir()
+    assert all((tmp_path / "env" / e.log_file).is_file() for e in spec.log if e.log_file)
+
+
+@pytest.mark.slow
+def test_rebuild_check_replays_the_dockerfile_to_a_verified_image(base_image: str, home: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = build("c_extension_needs_dev_package", tmp_path / "env", home, monkeypatch, rebuild_check=True)
+    assert spec.status == "verified", spec.failure
+    constraints = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
+    assert "pytest==" in constraints and "-e" not in constraints
+    assert any("libyaml-dev" in s.command for s in spec.steps)
