@@ -14,6 +14,8 @@ import typer
 from rich.console import Console
 
 from autoinstall.commands.catalog import batch_cmd, catalog_app
+from autoinstall.commands.debug import debug_cmd
+from autoinstall.commands.export import export_cmd
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_enable=False)
 base_app = typer.Typer(no_args_is_help=True, help="Build and list base images.")
@@ -22,6 +24,8 @@ app.add_typer(base_app, name="base")
 app.add_typer(tools_app, name="tools")
 app.add_typer(catalog_app, name="catalog")
 app.command("batch")(batch_cmd)
+app.command("debug")(debug_cmd)
+app.command("export")(export_cmd)
 console = Console(stderr=True)
 out = Console()
 

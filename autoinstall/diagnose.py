@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from autoinstall.pypi_names import NAMESPACES
+
 DiagnosisKind = Literal[
     "missing_module",
     "missing_header",
@@ -15,6 +17,8 @@ DiagnosisKind = Literal[
     "vcs_version",
     "unknown_pytest_option",
     "unknown_pytest_config",
+    "unknown_pytest_marker",
+    "deprecation_as_error",
     "async_tests_without_plugin",
     "no_distribution",
     "installer_parse_error",
@@ -64,18 +68,44 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
         r"error: (?:Expected .* found .*: (?P<s1>\S+?):\d+:\d+|Failed to parse:? `?(?P<s2>[^`\n]+)`?|"
         r"Couldn't parse requirement in `(?P<s3>[^`]+)`)")),
     ("unknown_pytest_option", re.compile(r"error: unrecognized arguments: (?P<s>\S+)")),
+    ("unknown_pytest_marker", re.compile(r"'(?P<s>\w+)' not found in `markers` configuration option")),
     ("unknown_pytest_config", re.compile(r"Unknown config option: (?P<s>\w+)")),
     ("async_tests_without_plugin", re.compile(
         r"async def functions are not natively supported|You need to install a suitable plugin "
         r"for your async framework")),
+    ("deprecation_as_error", re.compile(r"(?:^|\n)(?:E\s+)?(?P<s>(?:Pending)?DeprecationWarning): .{5,}")),
     ("missing_module", re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<s>[\w.]+)'")),
     ("service_unavailable", re.compile(
         r"(?:(?:Connection refused|could not connect to server|Is the server running|Cannot assign requested "
         r"address).{0,300}?(?:port (?P<s1>\d+)|:(?P<s2>\d{4,5})\b)|"
         r"(?:port |:)(?P<s3>\d{4,5})\b.{0,80}?(?:Connection refused|could not connect))", re.S)),
     ("service_unavailable", re.compile(r"\[Errno (?:111|99)\] (?:Connection refused|Cannot assign requested address)"
-                                       r"|ConnectionRefusedError")),
+                                       r"|ConnectionRefusedError|connection to server (?:at|on socket) .{0,200}"
+                                       r"failed|could not connect to server")),
 ]
+
+
+MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<s>[\w.]+)'")
+
+
+def missing_modules(output: str) -> list[str]:
+    """Every module the output says is missing, in order, without repeats (dotted where the code says so)."""
+    found: list[str] = []
+    for match in MISSING_MODULE.finditer(output):
+        name = _dotted_import(output, match.group("s"))
+        if name not in found:
+            found.append(name)
+    return found
+
+
+def _dotted_import(output: str, module: str) -> str:
+    """`jaraco` -> `jaraco.functools` when the traceback shows `import jaraco.functools`; else the top name
+    (or the dotted name itself when it is a submodule of a namespace package)."""
+    top = module.split(".")[0]
+    shown = re.search(rf"(?:^|\s)(?:from|import)\s+({re.escape(top)}\.\w+)", output, re.M)
+    if shown:
+        return shown.group(1)
+    return module if "." in module and top in NAMESPACES else top
 
 
 def _service_by_port(output: str) -> str:
@@ -101,7 +131,7 @@ def diagnose(output: str, *, timed_out: bool = False) -> Diagnosis:
             continue
         subject = _subject(match)
         if kind == "missing_module":
-            subject = subject.split(".")[0]
+            subject = _dotted_import(output, subject)
         if kind == "service_unavailable":
             subject = SERVICE_PORTS.get(subject, subject) or _service_by_port(output)
         end = output.find("\n", match.end())

@@ -52,6 +52,8 @@ class InstallResult(BaseModel):
     log: list[StepLog] = Field(default_factory=list)
     repairs: list[Repair] = Field(default_factory=list)
     failure: Failure | None = None
+    plan: Plan | None = None
+    """The plan as it ended: test_args repairs change its test command."""
 
 
 class _Restart(Exception):
@@ -112,13 +114,13 @@ class Installer:
         self.result.snapshots.append(self.last_good)
 
     def _ask_model(self, failing: Step, phase: str, result: ExecResult, entry: StepLog,
-                   failed_tests: list[FailedTest] | None = None) -> Repair | None:
+                   failed_tests: list[FailedTest] | None = None, test_ids: list[str] | None = None) -> Repair | None:
         output = result.output
         entry.diagnosis = diagnose(output, timed_out=result.timed_out)
         context = RepairContext(plan=self.plan, failing=failing, phase=phase, output=output[-20000:],  # type: ignore[arg-type]
                                 diagnosis=entry.diagnosis, python=self.result.python,
                                 available_pythons=self.available_pythons, tried=self.result.repairs,
-                                failed_tests=failed_tests or [], env=self.result.env)
+                                failed_tests=failed_tests or [], test_ids=test_ids or [], env=self.result.env)
         if wants_tools(self.model) and self.sandbox is not None:
             with tools_in(self.sandbox) as tools:
                 repair = self.model.repair(context, tools=tools)  # type: ignore[attr-defined]
@@ -142,6 +144,10 @@ class Installer:
             self._add_stub(repair, output)
         elif repair.kind == "deselect":
             self.result.deselected += [Deselection(test=t, reason=repair.reason) for t in repair.tests]
+        elif repair.kind == "test_args" and repair.args and self.plan.test_command:
+            self.plan = self.plan.model_copy(update={
+                "test_command": f"{self.plan.test_command} {repair.args}",
+                "notes": [*self.plan.notes, f"test command changed: {repair.reason}"]})
 
     def _add_stub(self, repair: Repair, output: str) -> None:
         assert self.sandbox is not None and repair.distribution and repair.import_name
@@ -242,7 +248,8 @@ class Installer:
                       if r.outcome in ("failed", "error")]
             evidence_text = run.output_tail + "\n" + "\n".join(f.message for f in failed[:50])
             fake = ExecResult(exit_code=run.exit_code, stdout=evidence_text)
-            repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", fake, entry, failed)
+            repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", fake, entry, failed,
+                                     [r.test_id for r in run.results])
             if repair is None:
                 cls = "collection_failed" if not run.collection_ok else "tests_failing"
                 return Failure(failure_class=cls, message=reason, evidence=run.output_tail[-1500:])
@@ -278,6 +285,7 @@ class Installer:
         finally:
             self._stop()
         self.result.ok = self.result.failure is None
+        self.result.plan = self.plan
         return self.result
 
     def _stop(self) -> None:

@@ -131,6 +131,8 @@ def build_environment(repo: str, options: BuildOptions | None = None, report: Re
         spec.python, spec.steps, spec.env = result.python, result.steps, result.env
         spec.stubs, spec.deselected, spec.log = result.stubs, result.deselected, result.log
         spec.skipped = result.skipped
+        if result.plan is not None:
+            spec.plan, spec.test_command = result.plan, result.plan.test_command
         spec.base_image = images.base_image_for(result.python)
         spec.failure = result.failure
         try:

@@ -91,8 +91,12 @@ def print_summary(console: Console, spec: EnvSpec) -> None:
                       f" {c.get('skipped', 0)} skipped; flaky: {len(v.flaky)}", highlight=False)
     for stub in spec.stubs:
         console.print(f"[yellow]stub:[/] {escape(stub.distribution)} ({escape(stub.reason)})", highlight=False)
+    by_reason: dict[str, list[str]] = {}
     for d in spec.deselected:
-        console.print(f"[yellow]deselected:[/] {escape(d.test)} ({escape(d.reason)})", highlight=False)
+        by_reason.setdefault(d.reason, []).append(d.test)
+    for reason, tests in by_reason.items():
+        shown = ", ".join(tests[:3]) + (f" and {len(tests) - 3} more" if len(tests) > 3 else "")
+        console.print(f"[yellow]deselected {len(tests)}:[/] {escape(shown)} ({escape(reason)})", highlight=False)
     for skipped in spec.skipped:
         console.print(f"[yellow]skipped step:[/] {escape(skipped.step.command if skipped.step else '')}",
                       highlight=False)

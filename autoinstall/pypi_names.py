@@ -92,6 +92,11 @@ DISTRIBUTIONS = {
 _SEPARATORS = re.compile(r"[-_.]+")
 
 
+NAMESPACES = {"jaraco", "zope", "backports", "sphinxcontrib", "azure", "plone", "collective", "ruamel",
+              "flufl", "repoze", "paste", "pyramid_", "oslo", "keystoneauth1", "opentelemetry"}
+"""Top-level names shared by many distributions, each named after `top.sub`."""
+
+
 def distribution_for(import_name: str) -> str:
     """The PyPI distribution that provides the module; falls back to the top-level name itself.
 
@@ -102,6 +107,8 @@ def distribution_for(import_name: str) -> str:
         dist = DISTRIBUTIONS.get(".".join(parts[:n]))
         if dist:
             return dist
+    if parts[0] in NAMESPACES and len(parts) > 1:
+        return f"{parts[0]}.{parts[1]}"  # jaraco.functools, zope.interface, backports.zoneinfo
     return parts[0]
 
 

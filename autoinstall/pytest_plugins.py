@@ -37,3 +37,19 @@ def plugin_for_option(option: str) -> str | None:
 def plugin_for_ini(key: str) -> str | None:
     """The plugin for an unknown pytest ini key such as `asyncio_mode`; None if unknown."""
     return INI_PLUGINS.get(key) or None
+
+
+MARKER_PLUGINS = {
+    "flaky": "pytest-rerunfailures", "timeout": "pytest-timeout", "asyncio": "pytest-asyncio",
+    "django_db": "pytest-django", "benchmark": "pytest-benchmark", "forked": "pytest-forked",
+    "xdist_group": "pytest-xdist", "anyio": "anyio", "trio": "pytest-trio", "vcr": "pytest-recording",
+    "order": "pytest-order", "dependency": "pytest-dependency", "httpx_mock": "pytest-httpx",
+    "freeze_time": "pytest-freezer", "mpl_image_compare": "pytest-mpl", "randomly_seed": "pytest-randomly",
+    "repeat": "pytest-repeat", "subtests": "pytest-subtests", "qt_no_exception_capture": "pytest-qt",
+    "remote_data": "pytest-remotedata", "doctest_plus": "pytest-doctestplus", "hypothesis": "hypothesis",
+}
+
+
+def plugin_for_marker(marker: str) -> str | None:
+    """The plugin that registers a marker such as `flaky`; None if unknown."""
+    return MARKER_PLUGINS.get(marker)

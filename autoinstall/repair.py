@@ -9,7 +9,7 @@ from autoinstall.diagnose import Diagnosis
 from autoinstall.plan import Plan, Step
 
 RepairKind = Literal["insert_before", "replace", "set_env", "switch_python", "stub_distribution",
-                     "deselect", "skip", "give_up"]
+                     "deselect", "skip", "test_args", "give_up"]
 
 
 class Repair(BaseModel):
@@ -27,6 +27,8 @@ class Repair(BaseModel):
     """For stub_distribution: the module the stub provides."""
     tests: list[str] = Field(default_factory=list)
     """For deselect: pytest node ids or file paths."""
+    args: str | None = None
+    """For test_args: options appended to the test command (e.g. warning filters)."""
 
 
 class FailedTest(BaseModel):
@@ -51,6 +53,8 @@ class RepairContext(BaseModel):
     tried: list[Repair] = Field(default_factory=list)
     """Repairs already applied in this run, oldest first."""
     failed_tests: list[FailedTest] = Field(default_factory=list)
+    test_ids: list[str] = Field(default_factory=list)
+    """Every test id of the last test run (to tell whole files from single tests)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables already set for every step."""
 

@@ -47,11 +47,15 @@ class TestRun(BaseModel):
 def _node_id(case: ET.Element) -> str:
     classname, name = case.get("classname", ""), case.get("name", "")
     file = case.get("file")
-    if file:
-        module = file.removesuffix(".py").replace("/", ".")
-        rest = classname[len(module):].lstrip(".") if classname.startswith(module) else ""
+    module = file.removesuffix(".py").replace("/", ".") if file else ""
+    if file and (classname == module or classname.startswith(module + ".")):
+        rest = classname[len(module):].lstrip(".")
         return "::".join(p for p in (file, rest.replace(".", "::"), name) if p)
     parts = classname.split(".")
+    classes = next((i for i, part in enumerate(parts) if part[:1].isupper()), None)
+    if file and classes:
+        # The test is inherited: `file` is where it is defined, classname says where it was collected.
+        return "::".join(["/".join(parts[:classes]) + ".py", *parts[classes:], name])
     # Without a file attribute: guess the module as the longest prefix starting with test_ or ending in _test.
     for i in range(len(parts), 0, -1):
         if parts[i - 1].startswith("test") or parts[i - 1].endswith("test") or parts[i - 1].endswith("tests"):

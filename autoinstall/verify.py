@@ -80,7 +80,8 @@ def run_tests(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], timeo
             sandbox.exec(["rm", "-f", junit])
         except (FileNotFoundError, Exception):  # noqa: BLE001 - a missing or broken report means no results
             run.results = []
-        run.counts = count(run.results)
+        # No report (e.g. the project's addopts say `-p no:junitxml`): fall back to pytest's summary line.
+        run.counts = count(run.results) if run.results else parse_summary(result.output)
         run.collection_ok = result.exit_code in (0, 1, 5) and not result.timed_out
     else:
         run.counts = parse_summary(result.output)

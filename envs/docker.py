@@ -679,3 +679,150 @@ def build_image(
     finally:
         client.close()
     return tag
+
+
+def save_images(images: list[str], dest: Path, *, base_url: str | None = None) -> Path:
+    """`docker save` `images` into one tarball at `dest` (`docker load -i` restores them); returns dest.
+
+    The tarball is streamed to `dest`.partial and renamed when complete, so `dest` is never half-written.
+
+    Raises:
+        ImageNotFoundError: an image does not exist locally.
+        EnvError: the tarball could not be written (e.g. the disk filled up); nothing is left behind.
+    """
+    import errno
+
+    client = connect(base_url, timeout=3600)
+    partial = dest.with_name(dest.name + ".partial")
+    try:
+        for image in images:
+            try:
+                client.api.inspect_image(image)
+            except docker.errors.ImageNotFound as e:
+                msg = f"Cannot save {image}: no such local image; build it again or remove it from the export."
+                raise ImageNotFoundError(msg) from e
+        response = client.api._get(client.api._url("/images/get"), params={"names": images}, stream=True)
+        client.api._raise_for_status(response)
+        with open(partial, "wb") as f:
+            for chunk in response.iter_content(chunk_size=1 << 20):
+                f.write(chunk)
+        partial.replace(dest)
+    except _ENGINE_ERRORS as e:
+        raise engine_gone(e, f"`docker save` of {', '.join(images)}", base_url) from e
+    except OSError as e:
+        if e.errno == errno.ENOSPC:
+            msg = (f"The disk holding {dest.parent} filled up while saving {', '.join(images)}; the partial "
+                   f"tarball was removed. Free space there (or export to a larger disk) and run the export again.")
+        else:
+            msg = f"Could not write {dest} while saving {', '.join(images)}: {e}"
+        raise EnvError(msg) from e
+    finally:
+        partial.unlink(missing_ok=True)
+        client.close()
+    return dest
+
+
+# Registry push and pull, for images built on one machine and used on another (batch --executor ray).
+_REGISTRY = re.compile(r"^(localhost|\[[0-9a-fA-F:]+\]|[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*)(:\d{1,5})?"
+                       r"(/[a-z0-9]+([._-][a-z0-9]+)*)*$")
+
+
+def _has_host(component: str) -> bool:
+    """Whether an image name's first component names a registry host (Docker's rule)."""
+    return "." in component or ":" in component or component == "localhost"
+
+
+def registry_ref(image: str, registry: str) -> str:
+    """The reference `REGISTRY/NAME:TAG` of a local image `NAME:TAG` in `registry` (HOST[:PORT][/PATH]);
+    a registry host already in `image` is replaced.
+
+    Raises:
+        RegistryError: `registry` is not HOST[:PORT], or `image` has no name to push under.
+    """
+    from envs.errors import RegistryError  # appended after the module's imports
+
+    host = registry.strip().removeprefix("http://").removeprefix("https://").rstrip("/")
+    if not _REGISTRY.match(host) or not _has_host(host.split("/", 1)[0]):
+        msg = (f"{registry!r} is not a registry address: give HOST:PORT (e.g. 127.0.0.1:5000 or "
+               "registry.example.com:5000); a bare name would be read by Docker as a Docker Hub namespace.")
+        raise RegistryError(msg)
+    name, tag = docker.utils.parse_repository_tag(image)
+    if image.startswith("sha256:") or "@" in image:
+        msg = f"Cannot push {image}: give the image a name and tag (NAME:TAG) first."
+        raise RegistryError(msg)
+    first, _, rest = name.partition("/")
+    if rest and _has_host(first):
+        name = rest
+    return f"{host}/{name}:{tag or 'latest'}"
+
+
+def _registry_advice(registry: str) -> str:
+    return (f"Check that a registry runs at {registry} and that this machine reaches it (`curl http://{registry}"
+            f"/v2/` answers), that it accepts pushes (not read-only; `docker login {registry}` if it needs "
+            "credentials), and that the Docker engine may use it (a plain-HTTP registry outside 127.0.0.0/8 "
+            "must be in insecure-registries in /etc/docker/daemon.json).")
+
+
+def _stream_errors(items: Iterator[dict[str, Any]]) -> str | None:
+    """The first error in a push/pull progress stream, or None."""
+    for item in items:
+        if "error" in item or "errorDetail" in item:
+            detail = item.get("errorDetail") or {}
+            return str(item.get("error") or detail.get("message") or item).strip()
+    return None
+
+
+def push_image(image: str, registry: str, *, timeout: int = 1800, base_url: str | None = None) -> str:
+    """Tag the local image `image` (NAME:TAG) as REGISTRY/NAME:TAG and push it; returns that reference.
+
+    Raises:
+        RegistryError: the registry refused the push or could not be reached (the message says what to check).
+        ImageNotFoundError: there is no local image `image`.
+    """
+    from envs.errors import RegistryError  # appended after the module's imports
+
+    ref = registry_ref(image, registry)
+    repo, tag = ref.rsplit(":", 1)
+    client = connect(base_url, timeout=timeout)
+    try:
+        try:
+            client.api.tag(image, repo, tag=tag)
+        except docker.errors.ImageNotFound as e:
+            msg = f"No local image {image} to push to {registry}; build it first (or check the tag)."
+            raise ImageNotFoundError(msg) from e
+        try:
+            error = _stream_errors(client.api.push(repo, tag=tag, stream=True, decode=True))
+        except _ENGINE_ERRORS as e:
+            error = f"{type(e).__name__}: {e}"
+        if error is not None:
+            with suppress(*_ENGINE_ERRORS):
+                client.api.remove_image(ref)  # only the tag: the image keeps its own name
+            msg = f"Pushing {image} to {registry} as {ref} failed: {error}. {_registry_advice(registry)}"
+            raise RegistryError(msg)
+    finally:
+        client.close()
+    return ref
+
+
+def pull_image(ref: str, *, timeout: int = 1800, base_url: str | None = None) -> str:
+    """Pull `ref` (REGISTRY/NAME:TAG) onto this engine; returns the image id.
+
+    Raises:
+        RegistryError: the registry could not be reached or has no such image.
+    """
+    from envs.errors import RegistryError  # appended after the module's imports
+
+    name, tag = docker.utils.parse_repository_tag(ref)
+    client = connect(base_url, timeout=timeout)
+    try:
+        error = _stream_errors(client.api.pull(name, tag=tag or "latest", stream=True, decode=True))
+        if error is None:
+            return str(client.api.inspect_image(ref)["Id"])
+    except _ENGINE_ERRORS as e:
+        error = f"{type(e).__name__}: {e}"
+    finally:
+        client.close()
+    registry = name.split("/", 1)[0] if _has_host(name.split("/", 1)[0]) else "docker.io"
+    msg = (f"Pulling {ref} failed: {error}. Check that it was pushed (`curl http://{registry}/v2/"
+           f"{name.partition('/')[2]}/tags/list`). {_registry_advice(registry)}")
+    raise RegistryError(msg)

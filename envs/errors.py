@@ -24,3 +24,7 @@ class ImageNotFoundError(EnvError, LookupError):
 
 class SandboxLimitError(EnvError):
     """The sandbox went past one of its limits (disk) and was stopped."""
+
+
+class RegistryError(EnvError):
+    """A container registry refused or could not be reached for a push or pull."""

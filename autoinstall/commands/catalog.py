@@ -5,6 +5,9 @@ cli.py registers them: `app.add_typer(catalog_app, name="catalog")` and `app.com
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -12,6 +15,7 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:
+    from autoinstall.batch.runner import BuildFn
     from envs.catalog import Catalog, EnvRecord
 
 catalog_app = typer.Typer(no_args_is_help=True, help="List, inspect and remove catalogued environments.")
@@ -138,11 +142,35 @@ def gc_cmd(
         console.print(f"[yellow]warning:[/] {warning}", highlight=False)
 
 
+class Executor(StrEnum):
+    """Where batch builds run."""
+
+    local = "local"
+    ray = "ray"
+
+
+@contextmanager
+def _executor(kind: Executor, address: str | None, registry: str | None,
+              jobs: int | None) -> Iterator[tuple[BuildFn | None, int]]:
+    """The build function for run_batch (None: the local default) and the default number of jobs."""
+    if kind is Executor.local:
+        if address or registry:
+            msg = "--address and --registry are for --executor ray"
+            raise typer.BadParameter(msg, param_hint="--executor")
+        yield None, 2
+        return
+    from autoinstall.batch.ray_executor import RayExecutor, RayOptions
+
+    with RayExecutor(RayOptions(address=address, registry=registry, local_slots=jobs or 2)) as executor:
+        yield executor.build, max(executor.slots(), 1)
+
+
 def batch_cmd(
     file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, help=(
         "One repository a line (URL or path, optionally @commit; # comments), or JSON Lines "
         '({"repo": ..., "commit": ...}). Relative paths are relative to the file.'))],
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=1, help="Builds running at once.")] = 2,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help=(
+        "Builds running at once (default 2; with --executor ray, the cluster's docker slots)."))] = None,
     catalog: CatalogDir = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Build failed entries again.")] = False,
     time_budget: Annotated[Optional[float], typer.Option(
@@ -150,6 +178,15 @@ def batch_cmd(
     model: Annotated[str, typer.Option(help='Prior model: "embedded" or "openai:NAME".')] = "embedded",
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON summary object.")] = False,
+    executor: Annotated[Executor, typer.Option(help=(
+        "local: this machine's Docker engine; ray: Ray tasks on nodes that advertise a `docker` resource."),
+        rich_help_panel="Cluster")] = Executor.local,
+    address: Annotated[Optional[str], typer.Option("--address", help=(
+        "Ray cluster to join (auto, HOST:6379, ray://HOST:10001); default: start Ray on this machine."),
+        rich_help_panel="Cluster")] = None,
+    registry: Annotated[Optional[str], typer.Option("--registry", help=(
+        "HOST:PORT: push each verified image there; the catalog records the pushed reference."),
+        rich_help_panel="Cluster")] = None,
 ) -> None:
     """Build every repository in FILE into the catalog, skipping those already done.
 
@@ -161,15 +198,16 @@ def batch_cmd(
 
     entries, errors = read_batch_file(file)
     cat = _open(catalog)
-    options = BatchOptions(jobs=jobs, retry_failed=retry_failed, time_budget_s=time_budget, model=model,
-                           base_url=base_url)
-    if json_out:
-        summary = run_batch(entries, cat, options, line_errors=errors)
-        out.print_json(summary.model_dump_json())
-    else:
-        with LiveDisplay(console, total=len(entries)) as display:
-            summary = run_batch(entries, cat, options, observer=display, line_errors=errors)
-        print_summary(out, summary)
+    with _executor(executor, address, registry, jobs) as (build, default_jobs):
+        options = BatchOptions(jobs=jobs or default_jobs, retry_failed=retry_failed,
+                               time_budget_s=time_budget, model=model, base_url=base_url)
+        if json_out:
+            summary = run_batch(entries, cat, options, build=build, line_errors=errors)
+            out.print_json(summary.model_dump_json())
+        else:
+            with LiveDisplay(console, total=len(entries)) as display:
+                summary = run_batch(entries, cat, options, build=build, observer=display, line_errors=errors)
+            print_summary(out, summary)
     if summary.interrupted:
         raise typer.Exit(130)
     failed = sum(r.outcome == "failed" or r.status == "failed" for r in summary.results)

@@ -123,6 +123,13 @@ def _package_hints(files: RepoFiles) -> set[str]:
         hints.update(v.split(".")[0] for v in value if isinstance(v, str)) if isinstance(
             value, list
         ) else None
+    setup_py = files.root / "setup.py"
+    text = setup_py.read_text(errors="replace") if setup_py.is_file() else ""
+    for key in ("packages", "py_modules"):
+        for listed in re.findall(rf"\b{key}\s*=\s*\[([^\]]*)\]", text):
+            hints.update(n.split(".")[0] for n in re.findall(r"['\"]([\w.]+)['\"]", listed))
+    for mapping in re.findall(r"\bpackage_dir\s*=\s*\{([^}]*)\}", text):
+        hints.update(k.split(".")[0] for k in re.findall(r"['\"]([\w.]+)['\"]\s*:", mapping))
     return hints
 
 
@@ -136,8 +143,10 @@ def read_packages(files: RepoFiles, facts: RepoFacts) -> set[str]:
                 if (entry / "__init__.py").is_file() or (not strict and any(entry.glob("*.py"))):
                     found.append(name)
             elif (
-                entry.suffix == ".py"
+                base.name != "lib"
+                and entry.suffix == ".py"
                 and entry.stem.isidentifier()
+                and not entry.stem.startswith("__")
                 and entry.stem not in NOT_MODULES
                 and not entry.stem.startswith("test")
                 and (base != files.root or len(list(base.glob("*.py"))) <= 3)

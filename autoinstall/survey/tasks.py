@@ -20,6 +20,8 @@ def tox_substitute(line: str) -> str:
     line = re.sub(r"\{env(?:python|bindir/python\d?)\}", "python", line)
     line = re.sub(r"\{(?:toxinidir|tox_root)\}/?", "./", line)
     line = re.sub(r"\{envbindir\}/", "", line)
+    line = line.replace("{/}", "/")
+    line = re.sub(r"^(-[rc])(?=[^\s-])", r"\1 ", line)  # -rfile -> -r file
     return re.sub(r"\s+", " ", line.replace("./ ", ". ")).strip()
 
 

@@ -81,3 +81,38 @@ def test_requirement_syntax_uv_rejects_falls_back_to_pip() -> None:
                    failing=failing))
     assert r is not None and r.kind == "replace" and r.step is not None
     assert r.step.command == "python -m pip install -r tests/requirements.txt"
+
+
+def test_service_deselection_collapses_files_whose_tests_all_need_it() -> None:
+    msg = 'psycopg2.OperationalError: connection to server on socket "/run/postgresql/.s.PGSQL.5432" failed'
+    failed = [FailedTest(test_id=f"tests/test_db.py::T::test_{i}", message=msg) for i in range(3)]
+    failed.append(FailedTest(test_id="tests/test_mixed.py::test_db", message=msg))
+    all_ids = [f.test_id for f in failed] + ["tests/test_mixed.py::test_pure", "tests/test_pure.py::test_x"]
+    r = repair(ctx(msg, phase="tests", failing=Step(command="<tests>", why=""), failed_tests=failed,
+                   test_ids=all_ids))
+    assert r is not None and r.tests == ["tests/test_db.py", "tests/test_mixed.py::test_db"]
+
+
+def test_collection_errors_install_every_missing_module_at_once() -> None:
+    out = ("E   ModuleNotFoundError: No module named 'portend'\n"
+           "cheroot/test/test_x.py:3: in <module>\n    import jaraco.functools\n"
+           "E   ModuleNotFoundError: No module named 'jaraco'\n"
+           "E   ModuleNotFoundError: No module named 'yaml'\n")
+    r = repair(ctx(out, phase="check", failing=Step(command="python -m pytest --collect-only", why="")))
+    assert r is not None and r.step is not None
+    assert r.step.command == "uv pip install 'portend' 'jaraco.functools' 'PyYAML'"
+
+
+def test_strict_markers_from_a_plugin_install_the_plugin() -> None:
+    out = "ERROR cheroot/test/test_server.py - Failed: 'flaky' not found in `markers` configuration option"
+    r = repair(ctx(out, phase="check", failing=Step(command="python -m pytest --collect-only", why="")))
+    assert r is not None and r.step is not None and r.step.command == "uv pip install 'pytest-rerunfailures'"
+
+
+def test_deprecations_turned_into_errors_are_ignored_by_test_options() -> None:
+    msg = "DeprecationWarning: Context.set_passwd_cb is deprecated. You should decrypt and load your key yourself"
+    failed = [FailedTest(test_id=f"t.py::test_{i}", message=msg) for i in range(3)]
+    tests = Step(command="<tests>", why="")
+    r = repair(RepairContext(plan=Plan(test_command="python -m pytest"), failing=tests, phase="tests", output=msg,
+                             diagnosis=diagnose(msg), python="3.11", available_pythons=["3.11"], failed_tests=failed))
+    assert r is not None and r.kind == "test_args" and r.args is not None and "ignore::DeprecationWarning" in r.args

@@ -58,3 +58,9 @@ def test_pytest_args_deselect_node_ids_and_ignore_files() -> None:
     assert "'--deselect=tests/t.py::test_x[a b]'" in args
     assert "--ignore=tests/test_db.py" in args
     assert "--junitxml=/tmp/j.xml" in args
+
+
+def test_inherited_tests_are_named_by_the_module_that_collected_them() -> None:
+    xml = ('<testsuites><testsuite><testcase classname="tests.test_psycopg2_dbapi20.Psycopg2Tests" '
+           'name="test_BINARY" file="tests/dbapi20.py" line="10" time="0"/></testsuite></testsuites>')
+    assert parse_junit(xml)[0].test_id == "tests/test_psycopg2_dbapi20.py::Psycopg2Tests::test_BINARY"

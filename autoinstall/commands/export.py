@@ -1,0 +1,95 @@
+"""`autoinstall export`: catalogued environments as RL training data (Harbor tasks, SWE-bench rows, verl
+parquet, spec JSON Lines), with their images saved or pushed.
+
+cli.py registers it: `app.command("export")(export_cmd)`.
+"""
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from autoinstall.commands.catalog import CatalogDir
+
+console = Console(stderr=True)
+out = Console()
+ADVANCED = "Advanced"
+
+
+class Fmt(str, Enum):
+    harbor = "harbor"
+    swebench = "swebench"
+    verl = "verl"
+    jsonl = "jsonl"
+
+
+class Status(str, Enum):
+    verified = "verified"
+    failed = "failed"
+
+
+class Task(str, Enum):
+    workspace = "workspace"
+    env_setup = "env-setup"
+
+
+class Images(str, Enum):
+    none = "none"
+    save = "save"
+    push = "push"
+
+
+class Network(str, Enum):
+    public = "public"
+    no_network = "no-network"
+
+
+def export_cmd(
+    out_dir: Annotated[Path, typer.Option("--out", file_okay=False, help="Directory to write to.")],
+    fmt: Annotated[Fmt, typer.Option("--format",
+                                     help="harbor task dirs, swebench rows, verl parquet, or jsonl specs.")],
+    catalog: CatalogDir = None,
+    ids: Annotated[list[str] | None, typer.Option(
+        "--id", help="Export only this environment (id or unique prefix); repeatable.")] = None,
+    status: Annotated[Status, typer.Option(help="Which ones, when no --id is given.")] = Status.verified,
+    include_failed: Annotated[bool, typer.Option(
+        "--include-failed", help="Export failed environments too (refused otherwise).")] = False,
+    task: Annotated[Task, typer.Option(help=(
+        "harbor: start from the verified image (workspace) or from the base image with the bare checkout, "
+        "to be installed by the agent (env-setup)."))] = Task.workspace,
+    images: Annotated[Images, typer.Option(help=(
+        "Make the images reachable: `docker save` tarballs in OUT/images/, or push to --registry."))
+    ] = Images.none,
+    registry: Annotated[str | None, typer.Option(help="Registry HOST:PORT for --images push.")] = None,
+    network: Annotated[Network, typer.Option(rich_help_panel=ADVANCED, help=(
+        "harbor: the agent's network (no-network needs Harbor's egress sidecar images)."))] = Network.public,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+) -> None:
+    """Export environments from the catalog for RL training; OUT/export.json names the format version.
+
+    Exit status: 0 done; 1 an image could not be saved (the rest of the export is kept) or pushed.
+    """
+    from envs.catalog import Catalog
+    from envs.errors import EnvError
+    from envs.export import ExportOptions, run_export, status_of
+
+    if images is Images.push and not registry:
+        raise typer.BadParameter("--images push needs --registry HOST:PORT", param_hint="--registry")
+    options = ExportOptions(out=out_dir, format=fmt.value, ids=ids or [], status=status.value,
+                            include_failed=include_failed, task=task.value, images=images.value,
+                            registry=registry, network=network.value)
+    try:
+        manifest = run_export(Catalog(catalog), options)
+    except EnvError as e:
+        console.print(f"[bold red]error:[/] {e}", highlight=False)
+        raise typer.Exit(1) from e
+    if json_out:
+        out.print_json(manifest.model_dump_json())
+        return
+    out.print(f"exported {len(manifest.ids)} environments as {manifest.format} to {options.out}",
+              highlight=False)
+    for artifact in manifest.images:
+        out.print(f"  {status_of(artifact)}", highlight=False)
