@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from autoinstall.agent_tools import tools_in, wants_tools
 from autoinstall.diagnose import diagnose
+from autoinstall.models.chat_client import ModelError
 from autoinstall.plan import Plan, Step
 from autoinstall.repair import FailedTest, Repair, RepairContext
 from autoinstall.spec import Failure, StepLog, StubRecord
@@ -58,6 +59,10 @@ class InstallResult(BaseModel):
 
 class _Restart(Exception):
     """Start over on another interpreter."""
+
+
+class _ModelFailed(Exception):
+    """The model could not answer a repair request; the build stops with what it has recorded."""
 
 
 class Installer:
@@ -121,11 +126,14 @@ class Installer:
                                 diagnosis=entry.diagnosis, python=self.result.python,
                                 available_pythons=self.available_pythons, tried=self.result.repairs,
                                 failed_tests=failed_tests or [], test_ids=test_ids or [], env=self.result.env)
-        if wants_tools(self.model) and self.sandbox is not None:
-            with tools_in(self.sandbox) as tools:
-                repair = self.model.repair(context, tools=tools)  # type: ignore[attr-defined]
-        else:
-            repair = self.model.repair(context)  # type: ignore[attr-defined]
+        try:
+            if wants_tools(self.model) and self.sandbox is not None:
+                with tools_in(self.sandbox) as tools:
+                    repair = self.model.repair(context, tools=tools)  # type: ignore[attr-defined]
+            else:
+                repair = self.model.repair(context)  # type: ignore[attr-defined]
+        except ModelError as e:
+            raise _ModelFailed(str(e)) from e
         if repair is not None:
             entry.repair = repair
             self.result.repairs.append(repair)
@@ -276,6 +284,9 @@ class Installer:
             while True:
                 try:
                     self.result.failure = self._attempt()
+                    break
+                except _ModelFailed as e:
+                    self.result.failure = Failure(failure_class="model_error", message=f"the model failed: {e}")
                     break
                 except _Restart:
                     self._stop()

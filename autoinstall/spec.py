@@ -13,7 +13,8 @@ from autoinstall.verify import Deselection, Verification
 SPEC_FORMAT = "autoinstall-env/1"
 
 FailureClass = Literal["source_error", "no_build_files", "no_tests", "install_failed", "collection_failed",
-                       "tests_failing", "budget_exhausted", "infrastructure", "rebuild_mismatch"]
+                       "tests_failing", "budget_exhausted", "infrastructure", "rebuild_mismatch",
+                       "model_error"]
 
 
 class Failure(BaseModel):

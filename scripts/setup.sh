@@ -9,6 +9,7 @@ command -v dockerd >/dev/null 2>&1 || need_apt+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need_apt+=(debootstrap)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
+command -v docker-registry >/dev/null 2>&1 || need_apt+=(docker-registry)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} from Debian"
   apt-get update -q >/dev/null
@@ -27,3 +28,29 @@ fi
 command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
 uv sync -q
 uv run autoinstall base build
+
+# For `export --format harbor` checks: Docker Compose v2 (+ buildx) from Debian trixie's packages, taken
+# apart with dpkg -x so the system's apt state is untouched, and Harbor itself (needs Python >= 3.12).
+if ! docker compose version >/dev/null 2>&1; then
+  echo "setup: installing Docker Compose v2 and buildx as CLI plugins (from Debian trixie)"
+  t=$(mktemp -d)
+  mkdir -p "$t/lists/partial" "$t/cache/archives/partial"
+  echo "deb http://deb.debian.org/debian trixie main" > "$t/trixie.list"
+  apt_t=(-o "Dir::Etc::sourcelist=$t/trixie.list" -o "Dir::Etc::sourceparts=-" -o "Dir::State::Lists=$t/lists"
+         -o "Dir::Cache=$t/cache")
+  apt-get "${apt_t[@]}" update -q >/dev/null
+  (cd "$t" && apt-get "${apt_t[@]}" download docker-compose docker-buildx >/dev/null)
+  for deb in "$t"/docker-compose_*.deb "$t"/docker-buildx_*.deb; do dpkg -x "$deb" "$t/x"; done
+  install -D -m755 "$t/x/usr/libexec/docker/cli-plugins/docker-compose" /usr/local/lib/docker/cli-plugins/docker-compose
+  install -D -m755 "$t/x/usr/libexec/docker/cli-plugins/docker-buildx" /usr/local/lib/docker/cli-plugins/docker-buildx
+  rm -rf "$t"
+fi
+if ! command -v harbor >/dev/null 2>&1 && [ ! -x "$HOME/.local/bin/harbor" ]; then
+  py312=$(ls -d /root/.pyenv/versions/3.12*/bin/python 2>/dev/null | head -n 1 || true)
+  if [ -n "$py312" ]; then
+    echo "setup: installing Harbor (uv tool, Python ${py312%/bin/python})"
+    uv tool install -q --python "$py312" harbor==0.25.0
+  else
+    echo "setup: no Python >= 3.12 found for Harbor; the harbor export checks will fail under CI" >&2
+  fi
+fi

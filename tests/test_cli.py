@@ -68,7 +68,7 @@ def test_chat_model_drives_both_phases_over_http(base_image: str, tmp_path: Path
     plan = {"python": "3.11", "test_command": "python -m pytest tests", "test_runner": "pytest",
             "steps": [{"command": "uv pip install -e .", "why": "install the checkout", "kind": "project",
                        "evidence": [{"file": "setup.py", "line": 1}]}],
-            "checks": [{"name": "import ham", "kind": "import", "command": "python -c 'import ham'"}]}
+            "checks": [{"name": "import spam", "kind": "import", "command": "python -c 'import spam'"}]}
     replies = [tool_call("read_file", {"path": "setup.py"}, "c1"),
                tool_call("submit_plan", {"plan": json.dumps(plan)}, "c2"),
                tool_call("terminal", {"command": "python -m pytest --version"}, "c3"),
@@ -114,3 +114,18 @@ def test_setup_py_writing_outside_its_directory_leaves_the_host_untouched(base_i
     autoinstall(str(repo), "--json", "--out", str(tmp_path / "env"), home=tmp_path)
     assert not marker.exists()
     assert not Path("/etc/autoinstall-owned").exists()
+
+
+@pytest.mark.slow
+def test_model_that_breaks_down_mid_install_keeps_what_was_recorded(base_image: str, tmp_path: Path) -> None:
+    plan = {"python": "3.11", "test_command": "python -m pytest tests",
+            "steps": [{"command": "uv pip install -e .", "why": "install", "kind": "project"}]}
+    replies = [tool_call("submit_plan", {"plan": json.dumps(plan)})]  # then only chatter: no repair comes
+    with ReplayServer(replies) as server:
+        done = autoinstall(str(REPOS / "setup_py_only"), "--model", "openai:scripted", "--base-url",
+                           server.base_url, "--json", "--out", str(tmp_path / "env"), home=tmp_path)
+    assert done.returncode == 1
+    spec = json.loads((tmp_path / "env" / "spec.json").read_text())
+    assert spec["failure"]["failure_class"] == "model_error"
+    assert spec["steps"][0]["command"] == "uv pip install -e ."  # what had worked is kept
+    assert any(e["phase"] == "tests" for e in spec["log"])

@@ -57,3 +57,29 @@ def test_rebuild_check_replays_the_dockerfile_to_a_verified_image(base_image: st
     constraints = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
     assert "pytest==" in constraints and "-e" not in constraints
     assert any("libyaml-dev" in s.command for s in spec.steps)
+
+
+@pytest.mark.slow
+def test_as_of_commit_resolves_dependencies_of_the_commits_time(base_image: str, home: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import git
+
+    repo = tmp_path / "old"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "old"\nversion = "0.1"\ndependencies = ["iniconfig"]\n'
+        '[project.optional-dependencies]\ntest = ["pytest"]\n[tool.setuptools]\npy-modules = ["old"]\n')
+    (repo / "old.py").write_text("import iniconfig\n")
+    (repo / "test_old.py").write_text("import old\n\ndef test_it():\n    assert old.iniconfig\n")
+    g = git.Repo.init(repo)
+    g.index.add(["pyproject.toml", "old.py", "test_old.py"])
+    when = "2023-06-01T12:00:00"
+    g.index.commit("old", author_date=when, commit_date=when)
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(home))
+    spec = build_environment(str(repo), BuildOptions(out_dir=tmp_path / "env", as_of_commit=True))
+    assert spec.status == "verified", spec.failure
+    assert spec.env["UV_EXCLUDE_NEWER"].startswith("2023-06-01")
+    constraints = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
+    # iniconfig 2.1.0 came out in 2025; as of mid-2023 the newest was 2.0.0
+    assert "iniconfig==2.0.0" in constraints
