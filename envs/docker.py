@@ -87,6 +87,16 @@ def connect(base_url: str | None = None, timeout: int = 120) -> docker.DockerCli
     return client
 
 
+_ENGINE_INFO: dict[str | None, dict[str, Any]] = {}
+
+
+def _engine_info(client: docker.DockerClient, base_url: str | None) -> dict[str, Any]:
+    """The engine's `docker info`, fetched once per engine per process (CPUs and storage driver)."""
+    if base_url not in _ENGINE_INFO:
+        _ENGINE_INFO[base_url] = client.info()
+    return _ENGINE_INFO[base_url]
+
+
 def check_engine(base_url: str | None = None) -> None:
     """Raise EngineUnavailableError, saying how to fix it, unless a Docker engine answers."""
     connect(base_url, timeout=10).close()
@@ -135,7 +145,6 @@ class DockerSandbox:
         self._cid: str | None = None
         self._network = self.config.network
         self._image_env: list[str] = []
-        self._watchdog: _DiskWatchdog | None = None
         self.limit_error: str | None = None
 
     # lifecycle
@@ -197,7 +206,7 @@ class DockerSandbox:
         if c.cache_dir:
             c.cache_dir.mkdir(parents=True, exist_ok=True)
             volumes[str(c.cache_dir.resolve())] = {"bind": "/cache", "mode": "rw"}
-        info = self._client.info()
+        info = _engine_info(self._client, c.base_url)
         ncpu = float(info.get("NCPU") or 1)
         status = dict(info.get("DriverStatus") or [])
         quota = info.get("Driver") == "overlay2" and status.get("Backing Filesystem") == "xfs"
@@ -231,8 +240,7 @@ class DockerSandbox:
         if not self._network:
             api.disconnect_container_from_network(cid, "bridge")
         api.start(cid)
-        self._watchdog = _DiskWatchdog(self, cid)
-        self._watchdog.start()
+        _DiskWatch.watch(self, cid)
 
     def _container_env(self) -> dict[str, str]:
         c = self.config
@@ -455,9 +463,8 @@ class DockerSandbox:
             self._create(snapshot_id)
 
     def _halt_watchdog(self) -> None:
-        if self._watchdog:
-            self._watchdog.halt.set()
-            self._watchdog = None
+        if self._cid:
+            _DiskWatch.unwatch(self.config.base_url, self._cid)
 
     def set_network(self, enabled: bool) -> None:
         """Connect to or disconnect from the default bridge network."""
@@ -472,37 +479,71 @@ class DockerSandbox:
         self._network = enabled
 
 
-class _DiskWatchdog(threading.Thread):
-    """Polls the container's writable-layer size and kills it past Limits.disk_mb (ext4 has no quota)."""
+class _DiskWatch(threading.Thread):
+    """One poller per engine for the writable-layer size of every running sandbox (ext4 has no quota).
 
-    def __init__(self, sandbox: DockerSandbox, cid: str) -> None:
-        super().__init__(name=f"disk-watchdog-{cid[:12]}", daemon=True)
-        self.sandbox, self.cid = sandbox, cid
-        self.limit = sandbox.config.limits.disk_mb * 1024 * 1024
-        self.halt = threading.Event()
+    A single listing per interval covers all sandboxes, so 32 sandboxes cost one engine call, not 32.
+    """
+
+    _engines: dict[str | None, _DiskWatch] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, base_url: str | None) -> None:
+        super().__init__(name="disk-watch", daemon=True)
+        self.base_url = base_url
+        self.watched: dict[str, DockerSandbox] = {}
+
+    @classmethod
+    def watch(cls, sandbox: DockerSandbox, cid: str) -> None:
+        """Start watching `cid` for `sandbox` (starts the engine's poller if needed)."""
+        with cls._lock:
+            poller = cls._engines.get(sandbox.config.base_url)
+            if poller is None or not poller.is_alive():
+                poller = cls._engines[sandbox.config.base_url] = cls(sandbox.config.base_url)
+                poller.watched[cid] = sandbox
+                poller.start()
+            else:
+                poller.watched[cid] = sandbox
+
+    @classmethod
+    def unwatch(cls, base_url: str | None, cid: str) -> None:
+        with cls._lock:
+            poller = cls._engines.get(base_url)
+            if poller is not None:
+                poller.watched.pop(cid, None)
+
+    def _interval(self) -> float:
+        with self._lock:
+            return min((sb.config.disk_poll_s for sb in self.watched.values()), default=3.0)
 
     def run(self) -> None:
-        """Poll until halted, the container is gone, or the engine stops answering."""
+        """Poll until the engine stops answering; idle (nothing watched) costs nothing but a wait."""
         try:
-            client = connect(self.sandbox.config.base_url, timeout=300)
+            client = connect(self.base_url, timeout=300)
         except EnvError:
             return
         try:
-            while not self.halt.wait(self.sandbox.config.disk_poll_s):
-                rows = client.api.containers(all=True, filters={"id": self.cid}, size=True)
-                if not rows:
-                    return
-                size = int(rows[0].get("SizeRw") or 0)
-                if size <= self.limit or self.halt.is_set():
+            while True:
+                time.sleep(self._interval())
+                with self._lock:
+                    watched = dict(self.watched)
+                if not watched:
                     continue
-                self.sandbox.limit_error = (
-                    f"The sandbox wrote {size // 2**20} MiB to its filesystem, over Limits.disk_mb="
-                    f"{self.limit // 2**20}; it was stopped. Raise disk_mb, or have the command write less "
-                    "(e.g. pip --no-cache-dir), then restore a snapshot or start a new sandbox."
-                )
-                client.api.kill(self.cid)
-                return
+                rows = client.api.containers(all=True, filters={"label": f"{LABEL}=1"}, size=True)
+                sizes = {row["Id"]: int(row.get("SizeRw") or 0) for row in rows}
+                for cid, sandbox in watched.items():
+                    limit = sandbox.config.limits.disk_mb * 1024 * 1024
+                    if sizes.get(cid, 0) > limit and cid in self.watched:
+                        sandbox.limit_error = (
+                            f"The sandbox wrote {sizes[cid] // 2**20} MiB to its filesystem, over Limits.disk_mb="
+                            f"{limit // 2**20}; it was stopped. Raise disk_mb, or have the command write less "
+                            "(e.g. pip --no-cache-dir), then restore a snapshot or start a new sandbox."
+                        )
+                        self.unwatch(self.base_url, cid)
+                        client.api.kill(cid)
         except _ENGINE_ERRORS:
+            with self._lock:
+                self._engines.pop(self.base_url, None)
             return
         finally:
             client.close()

@@ -2,6 +2,7 @@
 
 - `entries.py` reads the batch file (lines or JSON Lines) into `BatchEntry`s and `LineError`s.
 - `runner.py` `run_batch()`: the thread pool, resume/claim logic, Ctrl-C handling, `BatchSummary`.
+- `ray_executor.py` `RayExecutor`: the same builds as Ray tasks on a cluster, images pushed to a registry.
 - `display.py` the rich live view and the final table; `fake.py` `fake_build` for tests.
 """
 from __future__ import annotations
