@@ -10,11 +10,11 @@ from pydantic import BaseModel, Field
 from autoinstall.agent_tools import tools_in, wants_tools
 from autoinstall.diagnose import diagnose
 from autoinstall.models.chat_client import ModelError
-from autoinstall.plan import Plan, Step
+from autoinstall.plan import Check, Plan, Step
 from autoinstall.repair import FailedTest, Repair, RepairContext
 from autoinstall.spec import Failure, StepLog, StubRecord
 from autoinstall.stubs import STUB_DIR, build_stub_wheel, stub_version, files_importing
-from autoinstall.verify import Deselection, judge, run_check, run_tests
+from autoinstall.verify import CheckResult, Deselection, judge, run_check, run_tests
 from envs.base import ExecResult, Sandbox
 
 SandboxFactory = Callable[[str], Sandbox]
@@ -218,51 +218,66 @@ class Installer:
         self._apply_common(repair, "")
         return None
 
+    def _pre_checks(self) -> list[Check]:
+        """The checks worth running before the tests: imports, and collection when pytest runs them."""
+        return [c for c in self.plan.checks if c.kind == "import"
+                or (c.kind == "collect" and self.plan.test_runner == "pytest")]
+
+    def _repair_checks(self) -> tuple[list[CheckResult], Failure | None, bool]:
+        """Run the pre-checks; at the first required one that fails, apply a repair.
+
+        Returns the check results, a failure if nothing could be done, and whether a repair was applied.
+        """
+        assert self.sandbox is not None
+        checks: list[CheckResult] = []
+        for check in self._pre_checks():
+            result = run_check(self.sandbox, check, self.budgets.step_timeout_s, self.result.env)
+            checks.append(result)
+            if result.ok or not check.required:
+                continue
+            entry = self._record(check.command, "check", result.exit_code, result.duration_s, result.output_tail)
+            output = ExecResult(exit_code=result.exit_code, stdout=result.output_tail)
+            repair = self._ask_model(Step(command=check.command, why=check.why), "check", output, entry)
+            if repair is None:
+                cls = "collection_failed" if check.kind == "collect" else "install_failed"
+                return checks, Failure(failure_class=cls, message=f"check {check.name!r} failed",
+                                       evidence=result.output_tail[-800:]), False
+            return checks, self._add_steps(repair), True
+        return checks, None, False
+
+    def _repair_tests(self, checks: list[CheckResult]) -> tuple[Failure | None, bool]:
+        """Run the tests once; returns (failure, finished): finished when they pass or nothing helps."""
+        assert self.sandbox is not None
+        run = run_tests(self.sandbox, self.plan, self.result.deselected, self.budgets.test_timeout_s,
+                        self.result.env)
+        ok, reason = judge(checks, [run], self.budgets.threshold)
+        if ok or self.plan.test_runner == "none":
+            return None, True
+        entry = self._record(f"<tests> {reason}", "tests", run.exit_code, run.duration_s, run.output_tail)
+        failed = [FailedTest(test_id=r.test_id, message=r.message) for r in run.results
+                  if r.outcome in ("failed", "error")]
+        output = ExecResult(exit_code=run.exit_code,
+                            stdout=run.output_tail + "\n" + "\n".join(f.message for f in failed[:50]))
+        repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", output, entry, failed,
+                                 [r.test_id for r in run.results])
+        if repair is None:
+            cls = "collection_failed" if not run.collection_ok else "tests_failing"
+            return Failure(failure_class=cls, message=reason, evidence=run.output_tail[-1500:]), True
+        failure = self._add_steps(repair)
+        return failure, failure is not None
+
     def _check_and_test(self) -> Failure | None:
         """Run import/collect checks and the tests; repair until they pass or nothing more helps."""
-        while True:
-            if (failure := self._out_of_budget()) is not None:
+        while (failure := self._out_of_budget()) is None:
+            checks, failure, repaired = self._repair_checks()
+            if failure is not None:
                 return failure
-            repair_needed = False
-            checks = []
-            for check in self.plan.checks:
-                if check.kind not in ("import", "collect") or (check.kind == "collect"
-                                                                 and self.plan.test_runner != "pytest"):
-                    continue
-                result = run_check(self.sandbox, check, self.budgets.step_timeout_s, self.result.env)  # type: ignore[arg-type]
-                checks.append(result)
-                if not result.ok and check.required:
-                    entry = self._record(check.command, "check", result.exit_code, result.duration_s,
-                                            result.output_tail)
-                    fake = ExecResult(exit_code=result.exit_code, stdout=result.output_tail)
-                    repair = self._ask_model(Step(command=check.command, why=check.why), "check", fake, entry)
-                    if repair is None:
-                        cls = "collection_failed" if check.kind == "collect" else "install_failed"
-                        return Failure(failure_class=cls, message=f"check {check.name!r} failed",
-                                       evidence=result.output_tail[-800:])
-                    if (failure := self._add_steps(repair)) is not None:
-                        return failure
-                    repair_needed = True
-                    break
-            if repair_needed:
+            if repaired:
                 continue
-            run = run_tests(self.sandbox, self.plan, self.result.deselected, self.budgets.test_timeout_s,  # type: ignore[arg-type]
-                            self.result.env)
-            ok, reason = judge(checks, [run], self.budgets.threshold)
-            if ok or self.plan.test_runner == "none":
-                return None
-            entry = self._record(f"<tests> {reason}", "tests", run.exit_code, run.duration_s, run.output_tail)
-            failed = [FailedTest(test_id=r.test_id, message=r.message) for r in run.results
-                      if r.outcome in ("failed", "error")]
-            evidence_text = run.output_tail + "\n" + "\n".join(f.message for f in failed[:50])
-            fake = ExecResult(exit_code=run.exit_code, stdout=evidence_text)
-            repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", fake, entry, failed,
-                                     [r.test_id for r in run.results])
-            if repair is None:
-                cls = "collection_failed" if not run.collection_ok else "tests_failing"
-                return Failure(failure_class=cls, message=reason, evidence=run.output_tail[-1500:])
-            if (failure := self._add_steps(repair)) is not None:
+            failure, finished = self._repair_tests(checks)
+            if finished:
                 return failure
+        return failure
 
     def _attempt(self) -> Failure | None:
         self.sandbox = self.make_sandbox(self.result.python)

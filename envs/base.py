@@ -1,6 +1,6 @@
 """The sandbox interface every environment implements, and the data it returns.
 
-`autoinstall/` and `tools/` depend only on this module; `envs/docker.py` and `envs/local.py`
+`autoinstall/` and `tools/` depend only on this module; `envs/docker/` and `envs/local.py`
 implement it. A failing command is a result (`ExecResult`), not an exception; infrastructure
 failures raise from `envs/errors.py`.
 """

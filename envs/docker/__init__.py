@@ -1,0 +1,39 @@
+"""Docker: the only package that imports the docker SDK.
+
+- `engine.py`: connecting (`connect`, `check_engine`), the CA/proxy/label constants everything shares.
+- `sandbox.py`: `DockerSandbox` (one locked-down container), `DockerSandboxConfig`.
+- `diskwatch.py`: disk limits by polling, one poller per engine.
+- `images.py`: build/import/list/save/remove images, `cleanup()`.
+- `registry.py`: `push_image`, `pull_image`, `registry_ref`.
+"""
+
+from envs.docker.engine import (
+    CA_ENV,
+    CA_PATH,
+    HOST_CA_BUNDLE,
+    KIND_LABEL,
+    PROXY_VARS,
+    SNAPSHOT_REPO,
+    check_engine,
+    connect,
+    engine_gone,
+)
+from envs.docker.images import (
+    CleanupReport,
+    build_image,
+    cleanup,
+    image_labels,
+    import_rootfs,
+    list_images,
+    remove_image,
+    save_images,
+    try_pull,
+)
+from envs.docker.registry import pull_image, push_image, registry_ref
+from envs.docker.sandbox import DockerSandbox, DockerSandboxConfig
+
+__all__ = [
+    "CA_ENV", "CA_PATH", "HOST_CA_BUNDLE", "KIND_LABEL", "PROXY_VARS", "SNAPSHOT_REPO", "CleanupReport", "DockerSandbox", "DockerSandboxConfig",
+    "build_image", "check_engine", "cleanup", "connect", "engine_gone", "image_labels", "import_rootfs",
+    "list_images", "pull_image", "push_image", "registry_ref", "remove_image", "save_images", "try_pull",
+]

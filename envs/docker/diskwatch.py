@@ -1,0 +1,84 @@
+"""Disk limits where the storage driver has no quota (overlay2 on ext4): one poller per engine."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING
+
+from envs.base import LABEL
+from envs.docker.engine import _ENGINE_ERRORS, connect
+from envs.errors import EnvError
+
+if TYPE_CHECKING:
+    from envs.docker.sandbox import DockerSandbox
+
+
+class DiskWatch(threading.Thread):
+    """One poller per engine for the writable-layer size of every running sandbox (ext4 has no quota).
+
+    A single listing per interval covers all sandboxes, so 32 sandboxes cost one engine call, not 32.
+    """
+
+    _engines: dict[str | None, DiskWatch] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, base_url: str | None) -> None:
+        super().__init__(name="disk-watch", daemon=True)
+        self.base_url = base_url
+        self.watched: dict[str, DockerSandbox] = {}
+
+    @classmethod
+    def watch(cls, sandbox: DockerSandbox, cid: str) -> None:
+        """Start watching `cid` for `sandbox` (starts the engine's poller if needed)."""
+        with cls._lock:
+            poller = cls._engines.get(sandbox.config.base_url)
+            if poller is None or not poller.is_alive():
+                poller = cls._engines[sandbox.config.base_url] = cls(sandbox.config.base_url)
+                poller.watched[cid] = sandbox
+                poller.start()
+            else:
+                poller.watched[cid] = sandbox
+
+    @classmethod
+    def unwatch(cls, base_url: str | None, cid: str) -> None:
+        with cls._lock:
+            poller = cls._engines.get(base_url)
+            if poller is not None:
+                poller.watched.pop(cid, None)
+
+    def _interval(self) -> float:
+        with self._lock:
+            return min((sb.config.disk_poll_s for sb in self.watched.values()), default=3.0)
+
+    def run(self) -> None:
+        """Poll until the engine stops answering; idle (nothing watched) costs nothing but a wait."""
+        try:
+            client = connect(self.base_url, timeout=300)
+        except EnvError:
+            return
+        try:
+            while True:
+                time.sleep(self._interval())
+                with self._lock:
+                    watched = dict(self.watched)
+                if not watched:
+                    continue
+                rows = client.api.containers(all=True, filters={"label": f"{LABEL}=1"}, size=True)
+                sizes = {row["Id"]: int(row.get("SizeRw") or 0) for row in rows}
+                for cid, sandbox in watched.items():
+                    limit = sandbox.config.limits.disk_mb * 1024 * 1024
+                    if sizes.get(cid, 0) > limit and cid in self.watched:
+                        sandbox.limit_error = (
+                            f"The sandbox wrote {sizes[cid] // 2**20} MiB to its filesystem, over Limits.disk_mb="
+                            f"{limit // 2**20}; it was stopped. Raise disk_mb, or have the command write less "
+                            "(e.g. pip --no-cache-dir), then restore a snapshot or start a new sandbox."
+                        )
+                        self.unwatch(self.base_url, cid)
+                        client.api.kill(cid)
+        except _ENGINE_ERRORS:
+            with self._lock:
+                self._engines.pop(self.base_url, None)
+            return
+        finally:
+            client.close()

@@ -1,0 +1,82 @@
+"""Connecting to the Docker engine, and what every part of envs/docker shares (paths, labels, errors)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+import requests
+
+from envs.base import LABEL
+from envs.errors import EngineUnavailableError, EnvError
+
+HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+CA_PATH = "/etc/autoinstall/ca-bundle.crt"
+"""Where the trusted CA bundle lives inside sandboxes and base images."""
+CA_ENV = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO")
+PROXY_VARS = tuple(v for n in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY") for v in (n, n.lower()))
+CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL"]
+"""Capabilities kept: what apt (privilege drop to _apt) and pip need; everything else is dropped."""
+SNAPSHOT_REPO = "autoinstall-snapshot"
+KIND_LABEL = f"{LABEL}.kind"
+_ENGINE_ERRORS = (
+    requests.exceptions.RequestException,
+    docker.errors.DockerException,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+def _default_ca_bundle() -> Path | None:
+    return HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None
+
+
+def _where(base_url: str | None) -> str:
+    return base_url or os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+
+
+def connect(base_url: str | None = None, timeout: int = 120) -> docker.DockerClient:
+    """A client for the engine at `base_url` (default: DOCKER_HOST or the local socket), pinged once."""
+    try:
+        client = (
+            docker.DockerClient(base_url=base_url, timeout=timeout)
+            if base_url
+            else docker.from_env(timeout=timeout)
+        )
+        client.ping()
+    except _ENGINE_ERRORS as e:
+        msg = (
+            f"No Docker engine answers at {_where(base_url)} ({type(e).__name__}: {e}).\n"
+            "Install Docker (`apt-get install -y docker.io`), start the engine (`dockerd &` or "
+            "`systemctl start docker`), or set DOCKER_HOST to a running engine."
+        )
+        raise EngineUnavailableError(msg) from e
+    return client
+
+
+_ENGINE_INFO: dict[str | None, dict[str, Any]] = {}
+
+
+def _engine_info(client: docker.DockerClient, base_url: str | None) -> dict[str, Any]:
+    """The engine's `docker info`, fetched once per engine per process (CPUs and storage driver)."""
+    if base_url not in _ENGINE_INFO:
+        _ENGINE_INFO[base_url] = client.info()
+    return _ENGINE_INFO[base_url]
+
+
+def check_engine(base_url: str | None = None) -> None:
+    """Raise EngineUnavailableError, saying how to fix it, unless a Docker engine answers."""
+    connect(base_url, timeout=10).close()
+
+
+def engine_gone(e: BaseException, what: str, base_url: str | None) -> EnvError:
+    """The error for an engine that stopped answering mid-session."""
+    msg = (
+        f"The Docker engine at {_where(base_url)} stopped answering during {what} "
+        f"({type(e).__name__}: {e}). Check that dockerd is still running (`docker info`), "
+        "then start the sandbox again; its container may need `autoinstall cleanup`."
+    )
+    return EngineUnavailableError(msg)

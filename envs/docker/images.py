@@ -1,0 +1,232 @@
+"""Images on the engine: build, import, list, save, remove, and cleanup of what autoinstall left behind."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+from pydantic import BaseModel, Field
+
+from envs.base import LABEL
+from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone
+from envs.errors import EnvError, ImageBuildError, ImageNotFoundError
+
+
+class CleanupReport(BaseModel):
+    """What `cleanup` removed (or would remove, with dry_run)."""
+
+    dry_run: bool
+    containers: list[str] = Field(default_factory=list)
+    images: list[str] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+
+
+def cleanup(
+    dry_run: bool = False, *, labels: Mapping[str, str] | None = None, base_url: str | None = None
+) -> CleanupReport:
+    """Remove every container labelled autoinstall=1 and every snapshot image no user name points to.
+
+    Args:
+        dry_run: only list what would be removed.
+        labels: narrow to containers/images that also carry these labels.
+        base_url: engine address (default DOCKER_HOST or the local socket).
+
+    Returns:
+        The ids removed (or to remove), and errors for those that could not be removed (e.g. in use).
+
+    Raises:
+        EngineUnavailableError: no engine answers.
+    """
+    extra = [f"{k}={v}" for k, v in (labels or {}).items()]
+    report = CleanupReport(dry_run=dry_run)
+    client = connect(base_url)
+    try:
+        api = client.api
+        for c in api.containers(all=True, filters={"label": [f"{LABEL}=1", *extra]}):
+            report.containers.append(c["Id"])
+            if not dry_run:
+                _try(report, lambda cid=c["Id"]: api.remove_container(cid, force=True, v=True))
+        snapshots = api.images(all=True, filters={"label": [f"{KIND_LABEL}=snapshot", *extra]})
+        for img in sorted(snapshots, key=lambda i: i.get("Created", 0), reverse=True):
+            tags = [t for t in img.get("RepoTags") or [] if t != "<none>:<none>"]
+            if any(not t.startswith(f"{SNAPSHOT_REPO}:") for t in tags):
+                continue
+            report.images.append(img["Id"])
+            if not dry_run:
+                _try(report, lambda iid=img["Id"]: api.remove_image(iid, force=True))
+    except _ENGINE_ERRORS as e:
+        raise engine_gone(e, "cleanup", base_url) from e
+    finally:
+        client.close()
+    return report
+
+
+def _try(report: CleanupReport, action: Callable[[], object]) -> None:
+    try:
+        action()
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as e:
+        report.errors.append(str(e.explanation or e))
+
+
+def remove_image(image: str, *, base_url: str | None = None) -> bool:
+    """Remove an image by id or tag; False when it did not exist."""
+    client = connect(base_url)
+    try:
+        client.api.remove_image(image, force=True)
+    except docker.errors.ImageNotFound:
+        return False
+    except docker.errors.APIError as e:
+        msg = f"Could not remove image {image}: {e.explanation or e}"
+        raise EnvError(msg) from e
+    finally:
+        client.close()
+    return True
+
+
+# Engine helpers for envs/baseimage.py (only this module imports docker).
+def image_labels(ref: str, *, base_url: str | None = None) -> dict[str, str] | None:
+    """The labels of a local image, or None when there is no such image."""
+    client = connect(base_url)
+    try:
+        return dict(client.api.inspect_image(ref)["Config"].get("Labels") or {})
+    except docker.errors.ImageNotFound:
+        return None
+    finally:
+        client.close()
+
+
+def list_images(labels: Mapping[str, str], *, base_url: str | None = None) -> list[dict[str, Any]]:
+    """Local images carrying all `labels`: id, tags, created, size, labels."""
+    client = connect(base_url)
+    try:
+        rows = client.api.images(filters={"label": [f"{k}={v}" for k, v in labels.items()]})
+    finally:
+        client.close()
+    return [
+        {
+            "id": r["Id"],
+            "tags": r.get("RepoTags") or [],
+            "created": r.get("Created"),
+            "size": r.get("Size"),
+            "labels": r.get("Labels") or {},
+        }
+        for r in rows
+    ]
+
+
+def try_pull(ref: str, *, timeout: int = 60, base_url: str | None = None) -> str | None:
+    """Pull `ref` if a registry answers; None (not an error) when it does not."""
+    client = connect(base_url, timeout=timeout)
+    repo, _, tag = ref.rpartition(":")
+    try:
+        client.api.pull(repo, tag=tag)
+        return str(client.api.inspect_image(ref)["Id"])
+    except _ENGINE_ERRORS:
+        return None
+    finally:
+        client.close()
+
+
+def import_rootfs(tarball: Path, tag: str, labels: Mapping[str, str], *, base_url: str | None = None) -> str:
+    """`docker import` a root filesystem tarball with labels; returns the tag."""
+    client = connect(base_url, timeout=1800)
+    changes = [f'LABEL "{k}"="{v}"' for k, v in labels.items()]
+    changes += ["ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 'CMD ["bash"]']
+    repo, _, name = tag.rpartition(":")
+    try:
+        client.api.import_image_from_file(str(tarball), repository=repo, tag=name, changes=changes)
+        client.api.inspect_image(tag)
+    except _ENGINE_ERRORS as e:
+        msg = f"docker import of {tarball} as {tag} failed: {e}"
+        raise ImageBuildError(msg) from e
+    finally:
+        client.close()
+    return tag
+
+
+def build_image(
+    context: Path,
+    tag: str,
+    *,
+    labels: Mapping[str, str],
+    buildargs: Mapping[str, str],
+    log: Callable[[str], None] | None = None,
+    base_url: str | None = None,
+) -> str:
+    """Build `context`/Dockerfile as `tag` (legacy builder), streaming lines to `log`; returns the tag."""
+    client = connect(base_url, timeout=3600)
+    tail: list[str] = []
+    try:
+        for item in client.api.build(
+            path=str(context),
+            tag=tag,
+            labels=dict(labels),
+            buildargs=dict(buildargs),
+            rm=True,
+            forcerm=True,
+            decode=True,
+            pull=False,
+        ):
+            if "error" in item:
+                detail = "".join(tail[-30:])
+                msg = f"Building {tag} failed: {item['error'].strip()}\nLast build output:\n{detail}"
+                raise ImageBuildError(msg)
+            line = item.get("stream") or ""
+            if line:
+                tail.append(line)
+                if log and line.strip():
+                    log(line.rstrip())
+    except _ENGINE_ERRORS as e:
+        raise engine_gone(e, f"the build of {tag}", base_url) from e
+    finally:
+        client.close()
+    return tag
+
+
+def save_images(images: list[str], dest: Path, *, base_url: str | None = None) -> Path:
+    """`docker save` `images` into one tarball at `dest` (`docker load -i` restores them); returns dest.
+
+    The tarball is streamed to `dest`.partial and renamed when complete, so `dest` is never half-written.
+
+    Raises:
+        ImageNotFoundError: an image does not exist locally.
+        EnvError: the tarball could not be written (e.g. the disk filled up); nothing is left behind.
+    """
+    import errno
+
+    client = connect(base_url, timeout=3600)
+    partial = dest.with_name(dest.name + ".partial")
+    try:
+        for image in images:
+            try:
+                client.api.inspect_image(image)
+            except docker.errors.ImageNotFound as e:
+                msg = f"Cannot save {image}: no such local image; build it again or remove it from the export."
+                raise ImageNotFoundError(msg) from e
+        response = client.api._get(client.api._url("/images/get"), params={"names": images}, stream=True)
+        client.api._raise_for_status(response)
+        with open(partial, "wb") as f:
+            for chunk in response.iter_content(chunk_size=1 << 20):
+                f.write(chunk)
+        partial.replace(dest)
+    except _ENGINE_ERRORS as e:
+        raise engine_gone(e, f"`docker save` of {', '.join(images)}", base_url) from e
+    except OSError as e:
+        if e.errno == errno.ENOSPC:
+            msg = (f"The disk holding {dest.parent} filled up while saving {', '.join(images)}; the partial "
+                   f"tarball was removed. Free space there (or export to a larger disk) and run the export again.")
+        else:
+            msg = f"Could not write {dest} while saving {', '.join(images)}: {e}"
+        raise EnvError(msg) from e
+    finally:
+        partial.unlink(missing_ok=True)
+        client.close()
+    return dest
+
+
+# Registry push and pull, for images built on one machine and used on another (batch --executor ray).

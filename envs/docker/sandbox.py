@@ -1,0 +1,417 @@
+"""DockerSandbox: one locked-down container per sandbox."""
+
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+import re
+import socket
+import tarfile
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any, Self
+
+import docker
+import docker.errors
+from pydantic import Field
+
+from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, move_into, pump, root_owned
+from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult, SandboxSpec
+from envs.docker.diskwatch import DiskWatch
+from envs.docker.engine import (
+    _ENGINE_ERRORS,
+    CA_ENV,
+    CA_PATH,
+    CAPS,
+    KIND_LABEL,
+    PROXY_VARS,
+    SNAPSHOT_REPO,
+    _default_ca_bundle,
+    _engine_info,
+    connect,
+    engine_gone,
+)
+from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
+
+_TIMEOUT_WRAPPER = """t=$1; shift
+timeout -k 5 "$t" "$@" & pid=$!
+wait $pid; rc=$?
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+  i=0; while [ $i -lt 40 ] && kill -9 -$pid 2>/dev/null; do i=$((i + 1)); sleep 0.05; done
+fi
+exit $rc"""
+"""coreutils timeout kills its process group with TERM, which children forked with TERM blocked escape;
+after a timeout the group (led by timeout's pid) is swept with KILL, which no fork escapes. Builtins only:
+forking may be impossible at that point."""
+
+
+class DockerSandboxConfig(SandboxSpec):
+    """How to start a DockerSandbox."""
+
+    workdir: str = "/workspace"
+    """Absolute path of the workspace inside the container."""
+    ca_bundle: Path | None = Field(default_factory=_default_ca_bundle)
+    """Host CA bundle mounted read-only at CA_PATH and trusted by pip/uv/requests/curl/git."""
+    pass_proxy_env: bool = True
+    """Carry HTTP_PROXY/HTTPS_PROXY/NO_PROXY (both cases) from the host environment into the container."""
+    cache_dir: Path | None = None
+    """Host directory mounted at /cache for the uv and pip caches (UV_CACHE_DIR, PIP_CACHE_DIR)."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Extra labels on the container and its snapshots."""
+    base_url: str | None = None
+    """Docker engine address; default DOCKER_HOST or the local socket."""
+    tmp_mb: int = 1024
+    """Size of the tmpfs on /tmp (counts against the memory limit)."""
+    disk_poll_s: float = 3.0
+    """How often the disk watchdog measures what the container wrote."""
+
+
+class DockerSandbox:
+    """A Sandbox backed by one container running `sleep infinity`; see envs/base.py for the contract."""
+
+    kind = "docker"
+
+    def __init__(self, config: DockerSandboxConfig | None = None, **kwargs: Any) -> None:
+        self.config = config or DockerSandboxConfig(**kwargs)
+        self.workdir = self.config.workdir
+        self._client: docker.DockerClient | None = None
+        self._cid: str | None = None
+        self._network = self.config.network
+        self._image_env: list[str] = []
+        self.limit_error: str | None = None
+
+    # lifecycle
+    def start(self) -> Self:
+        """Create and start the container."""
+        if self._cid:
+            return self
+        if not self.config.image:
+            msg = "DockerSandbox needs an image: pass image=ensure_base_image() or another tag."
+            raise EnvError(msg)
+        self._client = connect(self.config.base_url)
+        try:
+            with self._engine("start"):
+                try:
+                    image = self._client.api.inspect_image(self.config.image)
+                except docker.errors.ImageNotFound as e:
+                    msg = f"Image {self.config.image!r} is not on this engine; build it (`autoinstall base`)."
+                    raise ImageNotFoundError(msg) from e
+                self._image_env = list(image["Config"].get("Env") or [])
+                self._create(self.config.image)
+        except BaseException:
+            with suppress(EnvError):
+                self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Remove the container; idempotent."""
+        self._halt_watchdog()
+        cid, self._cid = self._cid, None
+        if cid and self._client:
+            with self._engine("stop"), suppress(docker.errors.NotFound):
+                self._client.api.remove_container(cid, force=True, v=True)
+        if self._client:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.stop()
+        except EnvError:
+            if exc[0] is None:
+                raise
+
+    @property
+    def container_id(self) -> str | None:
+        return self._cid
+
+    def _create(self, image: str) -> None:
+        assert self._client is not None
+        api = self._client.api
+        c = self.config
+        volumes = {}
+        if c.ca_bundle:
+            volumes[str(c.ca_bundle.resolve())] = {"bind": CA_PATH, "mode": "ro"}
+        if c.cache_dir:
+            c.cache_dir.mkdir(parents=True, exist_ok=True)
+            volumes[str(c.cache_dir.resolve())] = {"bind": "/cache", "mode": "rw"}
+        info = _engine_info(self._client, c.base_url)
+        ncpu = float(info.get("NCPU") or 1)
+        status = dict(info.get("DriverStatus") or [])
+        quota = info.get("Driver") == "overlay2" and status.get("Backing Filesystem") == "xfs"
+        host_config = api.create_host_config(
+            storage_opt={"size": f"{c.limits.disk_mb}m"} if quota else None,
+            init=True,
+            cap_drop=["ALL"],
+            cap_add=CAPS,
+            security_opt=["no-new-privileges"],
+            mem_limit=f"{c.limits.memory_mb}m",
+            memswap_limit=f"{c.limits.memory_mb}m",
+            pids_limit=c.limits.pids,
+            nano_cpus=int(min(c.limits.cpus, ncpu) * 1e9),
+            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={c.tmp_mb}m,mode=1777"},
+            binds=volumes,
+        )
+        spec = {
+            "command": ["sleep", "infinity"],
+            "working_dir": self.workdir,
+            "environment": self._container_env(),
+            "labels": {LABEL: "1", KIND_LABEL: "sandbox", **c.labels},
+        }
+        try:
+            cid = api.create_container(image, host_config=host_config, **spec)["Id"]
+        except docker.errors.APIError as e:
+            if not quota or "storage-opt" not in str(e.explanation):
+                raise
+            host_config.pop("StorageOpt", None)  # xfs without pquota: the watchdog alone enforces disk_mb
+            cid = api.create_container(image, host_config=host_config, **spec)["Id"]
+        self._cid = cid
+        if not self._network:
+            api.disconnect_container_from_network(cid, "bridge")
+        api.start(cid)
+        DiskWatch.watch(self, cid)
+
+    def _container_env(self) -> dict[str, str]:
+        c = self.config
+        env = {k: os.environ[k] for k in PROXY_VARS if c.pass_proxy_env and k in os.environ}
+        if c.ca_bundle:
+            env |= dict.fromkeys(CA_ENV, CA_PATH)
+        if c.cache_dir:
+            env |= {"UV_CACHE_DIR": "/cache/uv", "PIP_CACHE_DIR": "/cache/pip", "UV_LINK_MODE": "copy"}
+        return env | c.env
+
+    # plumbing
+    @property
+    def _api(self) -> docker.APIClient:
+        self._check()
+        assert self._client is not None
+        return self._client.api
+
+    def _check(self) -> None:
+        if self.limit_error:
+            raise SandboxLimitError(self.limit_error)
+        if not self._cid:
+            msg = "The Docker sandbox is not running: call start() (or use `with DockerSandbox(...)`)."
+            raise EnvNotStartedError(msg)
+
+    def _path(self, path: str) -> str:
+        return posixpath.normpath(posixpath.join(self.workdir, path))
+
+    @contextmanager
+    def _engine(self, what: str) -> Iterator[None]:
+        """Turn docker/requests failures into EnvError subclasses that say what to do."""
+        try:
+            yield
+        except docker.errors.APIError as e:
+            if self.limit_error:
+                raise SandboxLimitError(self.limit_error) from e
+            text = str(e.explanation or e)
+            if e.status_code == 404 and "no such container" in text.lower():
+                msg = f"{what} failed: the container is gone ({text}). Start a new sandbox."
+            elif e.status_code == 409 and "not running" in text:
+                msg = f"{what} failed: the container is not running ({text}). Restore a snapshot or restart."
+            else:
+                msg = f"{what} failed: the Docker engine answered {e.status_code}: {text}"
+            raise EnvError(msg) from e
+        except _ENGINE_ERRORS as e:
+            raise engine_gone(e, what, self.config.base_url) from e
+
+    def _attach(self, exec_id: str) -> tuple[socket.socket, bytes, object]:
+        """Start an exec with a hijacked socket; returns the raw socket and bytes already buffered."""
+        sio = self._api.exec_start(exec_id, socket=True)
+        raw: socket.socket = getattr(sio, "_sock", sio)
+        prefix = b""
+        buffered = getattr(
+            getattr(getattr(getattr(sio, "_response", None), "raw", None), "_fp", None), "fp", None
+        )
+        if buffered is not None:
+            raw.setblocking(False)
+            try:
+                prefix = buffered.read1(1 << 16) or b""
+            except (BlockingIOError, ValueError):
+                prefix = b""
+            raw.setblocking(True)
+        return raw, prefix, sio
+
+    # commands
+    def exec(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+    ) -> ExecResult:
+        """Run a command via `docker exec`, streaming its output through the cap."""
+        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        if timeout is not None:
+            argv = ["sh", "-c", _TIMEOUT_WRAPPER, "sh", f"{timeout:.3f}", *argv]
+        start = time.monotonic()
+        with self._engine("exec"):
+            exec_id = self._api.exec_create(
+                self._cid, argv, workdir=self._path(cwd or "."), environment=dict(env or {})
+            )["Id"]
+            sock, prefix, keep = self._attach(exec_id)
+        out, err = CappedOutput(output_cap), CappedOutput(output_cap)
+        deadline = None if timeout is None else start + timeout + 10
+        try:
+            hung = pump(sock, prefix, {STDOUT: out, STDERR: err}, deadline)
+        except OSError as e:
+            raise engine_gone(e, "exec", self.config.base_url) from e
+        finally:
+            sock.close()
+            del keep
+        if self.limit_error:
+            raise SandboxLimitError(self.limit_error)
+        with self._engine("exec"):
+            code = self._exit_code(exec_id)
+        duration = time.monotonic() - start
+        timed_out = timeout is not None and (hung or (code in (124, 137) and duration >= timeout))
+        stdout, stderr = out.text(), err.text()
+        if code == 126 and stdout.startswith("OCI runtime exec failed"):
+            code = -1 if "chdir to cwd" in stdout else 127 if "not found" in stdout else 126
+            stdout, stderr = "", stdout.strip() + "\n"
+        return ExecResult(
+            exit_code=124 if timed_out else code,
+            stdout=stdout,
+            stderr=stderr,
+            duration_s=duration,
+            timed_out=timed_out,
+            truncated=out.truncated or err.truncated,
+        )
+
+    def _exit_code(self, exec_id: str) -> int:
+        for _ in range(200):
+            info = self._api.exec_inspect(exec_id)
+            if not info.get("Running"):
+                code = info.get("ExitCode")
+                return -1 if code is None else int(code)
+            time.sleep(0.005)
+        return -1
+
+    def open_stream(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> SocketStream:
+        """Start a process with stdin attached; frames are demultiplexed by SocketStream."""
+        with self._engine("open_stream"):
+            exec_id = self._api.exec_create(
+                self._cid,
+                list(argv),
+                stdin=True,
+                stdout=True,
+                stderr=False,
+                workdir=self.workdir,
+                environment=dict(env or {}),
+            )["Id"]
+            sock, prefix, keep = self._attach(exec_id)
+        return SocketStream(sock, prefix, keepalive=keep)
+
+    # files
+    def put(self, src: Path, dest: str) -> None:
+        """Copy a host file or directory to `dest` (parents created, files owned by root)."""
+        with tempfile.TemporaryFile() as f:
+            with tarfile.open(fileobj=f, mode="w") as tar:
+                tar.add(src, arcname=self._path(dest).lstrip("/"), filter=root_owned)
+            f.seek(0)
+            with self._engine("put"):
+                self._api.put_archive(self._cid, "/", f)
+
+    def write_file(self, path: str, data: bytes) -> None:
+        """Write bytes to `path`, creating parent directories."""
+        info = tarfile.TarInfo(self._path(path).lstrip("/"))
+        info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
+        with tempfile.TemporaryFile() as f:
+            with tarfile.open(fileobj=f, mode="w") as tar:
+                tar.addfile(info, io.BytesIO(data))
+            f.seek(0)
+            with self._engine("write_file"):
+                self._api.put_archive(self._cid, "/", f)
+
+    def _archive(self, path: str, f: Any) -> None:
+        with self._engine("copy out"):
+            try:
+                chunks, _ = self._api.get_archive(self._cid, self._path(path))
+            except docker.errors.NotFound as e:
+                if "no such container" in str(e.explanation).lower():
+                    raise
+                msg = f"No such file or directory in the sandbox: {self._path(path)}"
+                raise FileNotFoundError(msg) from e
+            for chunk in chunks:
+                f.write(chunk)
+        f.seek(0)
+
+    def read_file(self, path: str) -> bytes:
+        """Read a file; FileNotFoundError when absent, IsADirectoryError for a directory."""
+        with tempfile.TemporaryFile() as f:
+            self._archive(path, f)
+            with tarfile.open(fileobj=f) as tar:
+                member = tar.next()
+                if member is None or member.isdir():
+                    raise IsADirectoryError(self._path(path))
+                reader = tar.extractfile(member)
+                if reader is None:
+                    msg = f"Not a regular file in the sandbox: {self._path(path)}"
+                    raise FileNotFoundError(msg)
+                return reader.read()
+
+    def get(self, src: str, dest: Path) -> None:
+        """Copy a file or directory out to `dest` (merged into an existing directory)."""
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile() as f, tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+            self._archive(src, f)
+            with tarfile.open(fileobj=f) as tar:
+                tar.extractall(tmp, filter="tar")
+                top = Path(tmp) / tar.getnames()[0].split("/")[0]
+            move_into(top, dest)
+
+    # state
+    def snapshot(self, label: str) -> str:
+        """Commit the container to an image labelled autoinstall.kind=snapshot; returns its tag.
+
+        The tag (not the id) is returned so that `remove_image(tag)` can untag a snapshot that later
+        images were built on without failing on their dependency.
+        """
+        tag = (
+            (re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip(".-")[:80] or "snap") + "-" + uuid.uuid4().hex[:8]
+        )
+        labels = {LABEL: "1", KIND_LABEL: "snapshot", f"{LABEL}.label": label[:200], **self.config.labels}
+        with self._engine("snapshot"):
+            self._api.commit(self._cid, SNAPSHOT_REPO, tag, conf={"Labels": labels, "Env": self._image_env})
+        return f"{SNAPSHOT_REPO}:{tag}"
+
+    def restore(self, snapshot_id: str) -> None:
+        """Replace the container by a new one from the snapshot; also clears a disk-limit stop."""
+        if self._client is None:
+            self._check()
+        assert self._client is not None
+        self.limit_error = None
+        self._halt_watchdog()
+        old, self._cid = self._cid, None
+        with self._engine("restore"):
+            if old:
+                self._client.api.remove_container(old, force=True, v=True)
+            self._create(snapshot_id)
+
+    def _halt_watchdog(self) -> None:
+        if self._cid:
+            DiskWatch.unwatch(self.config.base_url, self._cid)
+
+    def set_network(self, enabled: bool) -> None:
+        """Connect to or disconnect from the default bridge network."""
+        if enabled == self._network:
+            self._check()
+            return
+        with self._engine("set_network"):
+            if enabled:
+                self._api.connect_container_to_network(self._cid, "bridge")
+            else:
+                self._api.disconnect_container_from_network(self._cid, "bridge")
+        self._network = enabled
