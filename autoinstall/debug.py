@@ -329,11 +329,11 @@ def reverify(spec: EnvSpec, env_dir: Path, snapshot: str, stub_wheels: dict[str,
     """Finalize the snapshot under the spec's tag, verify it offline in a fresh container, re-render the
     Dockerfile and build context, and write spec.json. Never raises for a failed verification: the spec says
     failed with the new reason, and keeps the steps."""
-    from autoinstall.pipeline import BuildOptions, _judge, _slug, _verify_image, _write_outputs
+    from autoinstall.pipeline import BuildOptions, judge_spec, slug, verify_image, write_outputs
     from autoinstall.verify import DEFAULT_THRESHOLD
 
-    name = _slug(spec.source.name)
-    tag = spec.image or images.env_tag(name, spec.source.revision)
+    name = slug(spec.source.name)
+    tag = spec.image or images.env_tag(name, spec.source.revision, spec.model)
     report(f"saving the container as {tag}")
     try:
         spec.image = images.finalize(snapshot, tag, spec.env, source=spec.source.repo)
@@ -347,20 +347,20 @@ def reverify(spec: EnvSpec, env_dir: Path, snapshot: str, stub_wheels: dict[str,
     spec.status, freeze = "failed", ""
     report("verifying in a fresh container, network off")
     try:
-        freeze, verification = _verify_image(spec, BuildOptions(threshold=threshold))
+        freeze, verification = verify_image(spec, BuildOptions(threshold=threshold))
     except EnvError as e:
         spec.verification = None
         spec.failure = Failure(failure_class="infrastructure", message=f"verification could not run: {e}")
     else:
         spec.verification = verification
-        _judge(spec, verification)
+        judge_spec(spec, verification)
     spec.dockerfile = render_dockerfile(base_image=spec.base_image or "", steps=spec.steps, env=spec.env,
                                         name=name, commit=spec.source.commit, source=spec.source.repo)
     problem = _write_context(spec, env_dir, constraints_from_freeze(freeze, spec.source.name), stub_wheels)
     if problem:
         report(f"warning: {problem}")
     spec.env_dir = spec.env_dir or str(env_dir)
-    _write_outputs(env_dir, spec)
+    write_outputs(env_dir, spec)
     return spec
 
 

@@ -33,10 +33,14 @@ def sandbox_from_image(image: str, limits: Limits, *, network: bool) -> DockerSa
     return DockerSandbox(DockerSandboxConfig(image=image, limits=limits, network=network))
 
 
-def env_tag(name: str, revision: str) -> str:
-    """`autoinstall-env/NAME:REVISION`, lower-case as Docker requires."""
+def env_tag(name: str, revision: str, model: str = "embedded") -> str:
+    """`autoinstall-env/NAME:REVISION` (plus `-MODEL` for other models), lower-case as Docker requires.
+
+    The model is part of the tag so that builds of one commit by two models never share an image.
+    """
     repo = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-._") or "repo"
-    return f"autoinstall-env/{repo}:{revision[:40]}"
+    suffix = "" if model == "embedded" else "-" + re.sub(r"[^a-z0-9._-]+", "-", model.lower()).strip("-._")
+    return f"autoinstall-env/{repo}:{(revision + suffix)[:128]}"
 
 
 def _quote(value: str) -> str:

@@ -47,20 +47,23 @@ class BuildOptions(BaseModel):
     limits: Limits = Field(default_factory=Limits)
 
 
-def default_env_dir(name: str, revision: str) -> Path:
-    return autoinstall_home() / "envs" / f"{name}-{revision}"
+def default_env_dir(name: str, revision: str, model: str = "embedded") -> Path:
+    """`~/.autoinstall/envs/NAME-REVISION` (plus `-MODEL` for models other than the embedded one)."""
+    suffix = "" if model == "embedded" else "-" + slug(model)
+    return autoinstall_home() / "envs" / f"{name}-{revision}{suffix}"
 
 
 def spec_dir(spec: EnvSpec) -> Path:
     """The directory holding the spec's Dockerfile, context and logs."""
-    return Path(spec.env_dir) if spec.env_dir else default_env_dir(_slug(spec.source.name), spec.source.revision)
+    return Path(spec.env_dir) if spec.env_dir else default_env_dir(slug(spec.source.name), spec.source.revision,
+                                                                    spec.model)
 
 
-def _slug(text: str) -> str:
+def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9._-]+", "-", text.lower()).strip("-.") or "repo"
 
 
-def _write_outputs(out: Path, spec: EnvSpec) -> None:
+def write_outputs(out: Path, spec: EnvSpec) -> None:
     out.mkdir(parents=True, exist_ok=True)
     tmp = out / "spec.json.tmp"
     tmp.write_text(spec.model_dump_json(indent=2))
@@ -90,12 +93,12 @@ def build_environment(repo: str, options: BuildOptions | None = None, report: Re
         source = prepare_source(repo, options.commit, Path(scratch) / "repo")
         timings.source_s = round(time.monotonic() - started, 3)
         src = Path(scratch) / "repo"
-        name = _slug(source.name)
+        name = slug(source.name)
         record = SourceRecord(repo=repo, name=source.name, commit=source.commit, commit_date=source.commit_date,
                               is_dirty=source.is_dirty)
         if not source.commit or source.is_dirty:
             record.content_digest = tree_digest(src)
-        out = options.out_dir or default_env_dir(name, record.revision)
+        out = options.out_dir or default_env_dir(name, record.revision, options.model)
 
         say("phase", "propose")
         t0 = time.monotonic()
@@ -116,7 +119,7 @@ def build_environment(repo: str, options: BuildOptions | None = None, report: Re
                                    message="nothing to install: no build files, requirements or tests found",
                                    evidence="; ".join(plan.notes))
             spec.timings = timings
-            _write_outputs(out, spec)
+            write_outputs(out, spec)
             return spec
 
         say("phase", "install")
@@ -143,21 +146,21 @@ def build_environment(repo: str, options: BuildOptions | None = None, report: Re
                 timings.verify_s = round(time.monotonic() - t0, 3)
             elif result.snapshot is not None:
                 # Keep the last good state of a failed build: `autoinstall debug` starts from it.
-                spec.image = images.finalize(result.snapshot, images.env_tag(name, record.revision), spec.env,
+                spec.image = images.finalize(result.snapshot, images.env_tag(name, record.revision, model.name), spec.env,
                                              source=repo)
         finally:
             images.discard(result.snapshots)
         timings.total_s = round(time.monotonic() - started, 3)
         spec.timings = timings
-        _write_outputs(out, spec)
+        write_outputs(out, spec)
         return spec
 
 
 def _finish(spec: EnvSpec, result: InstallResult, src: Path, out: Path, options: BuildOptions, name: str) -> None:
     """Tag the image, freeze versions, write the replay Dockerfile and verify in a fresh container."""
-    tag = images.env_tag(name, spec.source.revision)
+    tag = images.env_tag(name, spec.source.revision, spec.model)
     spec.image = images.finalize(result.snapshot or "", tag, spec.env, source=spec.source.repo)
-    constraints, verification = _verify_image(spec, options)
+    constraints, verification = verify_image(spec, options)
     project = spec.source.name
     spec.dockerfile = render_dockerfile(base_image=spec.base_image or "", steps=spec.steps, env=spec.env,
                                         name=name, commit=spec.source.commit, source=spec.source.repo)
@@ -165,11 +168,11 @@ def _finish(spec: EnvSpec, result: InstallResult, src: Path, out: Path, options:
                                   constraints=constraints_from_freeze(constraints, project),
                                   stub_wheels=result.stub_wheels)
     spec.verification = verification
-    _judge(spec, verification)
+    judge_spec(spec, verification)
     if options.rebuild_check and spec.status == "verified":
         rebuilt = images.build_context(context, f"{tag}-rebuild")
         try:
-            _, again = _verify_image(spec.model_copy(update={"image": rebuilt}), options)
+            _, again = verify_image(spec.model_copy(update={"image": rebuilt}), options)
         finally:
             images.discard([rebuilt])
         if not again.verified:
@@ -178,7 +181,7 @@ def _finish(spec: EnvSpec, result: InstallResult, src: Path, out: Path, options:
                                    message=f"the replay Dockerfile builds an image that does not verify: {again.reason}")
 
 
-def _verify_image(spec: EnvSpec, options: BuildOptions) -> tuple[str, Verification]:
+def verify_image(spec: EnvSpec, options: BuildOptions) -> tuple[str, Verification]:
     """In a fresh container from the image with the network off: freeze, then run the suite."""
     with images.sandbox_from_image(spec.image or "", options.limits, network=False) as sandbox:
         freeze = sandbox.exec(["uv", "pip", "freeze", "--exclude-editable"], timeout=120)
@@ -187,7 +190,7 @@ def _verify_image(spec: EnvSpec, options: BuildOptions) -> tuple[str, Verificati
     return freeze.stdout if freeze.ok else "", verification
 
 
-def _judge(spec: EnvSpec, verification: Verification) -> None:
+def judge_spec(spec: EnvSpec, verification: Verification) -> None:
     if spec.plan.test_runner == "none" or verification.last_run is None:
         spec.failure = Failure(failure_class="no_tests", message="installed, but the project has no tests to run",
                                evidence="; ".join(spec.plan.notes))

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 import docker
 import docker.errors
@@ -23,6 +23,7 @@ from pydantic import Field
 from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, move_into, pump, root_owned
 from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult, SandboxSpec
 from envs.docker.diskwatch import DiskWatch
+from envs.docker.registry import _has_host, pull_image
 from envs.docker.engine import (
     _ENGINE_ERRORS,
     CA_ENV,
@@ -69,6 +70,8 @@ class DockerSandboxConfig(SandboxSpec):
     """Size of the tmpfs on /tmp (counts against the memory limit)."""
     disk_poll_s: float = 3.0
     """How often the disk watchdog measures what the container wrote."""
+    pull: Literal["never", "missing"] = "missing"
+    """Pull a REGISTRY/NAME:TAG image that is not on this engine (e.g. pushed by `batch --executor ray`)."""
 
 
 class DockerSandbox:
@@ -96,11 +99,7 @@ class DockerSandbox:
         self._client = connect(self.config.base_url)
         try:
             with self._engine("start"):
-                try:
-                    image = self._client.api.inspect_image(self.config.image)
-                except docker.errors.ImageNotFound as e:
-                    msg = f"Image {self.config.image!r} is not on this engine; build it (`autoinstall base`)."
-                    raise ImageNotFoundError(msg) from e
+                image = self._local_or_pulled(self.config.image)
                 self._image_env = list(image["Config"].get("Env") or [])
                 self._create(self.config.image)
         except BaseException:
@@ -129,6 +128,19 @@ class DockerSandbox:
         except EnvError:
             if exc[0] is None:
                 raise
+
+    def _local_or_pulled(self, ref: str) -> dict[str, Any]:
+        """The image's inspect data; a registry reference missing here is pulled first (`pull="missing"`)."""
+        assert self._client is not None
+        try:
+            return self._client.api.inspect_image(ref)
+        except docker.errors.ImageNotFound as e:
+            if self.config.pull == "missing" and _has_host(ref.split("/", 1)[0]) and "/" in ref:
+                pull_image(ref, base_url=self.config.base_url)
+                return self._client.api.inspect_image(ref)
+            msg = (f"Image {ref!r} is not on this engine; build it (`autoinstall base build`, or rebuild the "
+                   "environment), or push it to a registry and use REGISTRY/NAME:TAG.")
+            raise ImageNotFoundError(msg) from e
 
     @property
     def container_id(self) -> str | None:

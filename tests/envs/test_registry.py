@@ -157,3 +157,17 @@ def test_pulling_what_was_never_pushed(docker_engine: None, registry: str) -> No
     with pytest.raises(RegistryError, match="manifest unknown") as caught:
         pull_image(f"{registry}/autoinstall-test/never:1")
     assert f"curl http://{registry}/v2/autoinstall-test/never/tags/list" in str(caught.value)
+
+
+def test_a_sandbox_pulls_a_registry_image_that_is_not_here(base_image: str, registry: str) -> None:
+    from envs.docker import DockerSandbox, list_images, push_image
+
+    rootfs = next(t for img in list_images({"autoinstall.kind": "rootfs"}) for t in img["tags"])
+    ref = push_image(rootfs, registry)  # the bootstrapped Debian: small, and it has a shell
+    remove_image(ref)
+    with DockerSandbox(image=ref) as sandbox:
+        assert sandbox.exec(["cat", "/etc/debian_version"]).ok
+    remove_image(ref)
+    with pytest.raises(ImageNotFoundError, match="not on this engine"), DockerSandbox(
+            image="autoinstall-test/never-built:x", pull="missing"):
+        pass
