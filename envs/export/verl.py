@@ -24,7 +24,7 @@ DATA_SOURCE = "autoinstall"
 ABILITY = "software-engineering"
 TOOL_CLASS = "envs.verl_tool.AutoinstallTool"
 """The verl BaseTool class tools.yaml names: an adapter running each call through envs.runtime.Environment
-(not part of this package yet; point class_name at your own adapter until it is)."""
+(envs/verl_tool.py: all tools of one trajectory share one container)."""
 SYSTEM_PROMPT = ("You are a software engineer working in a repository inside a container. Use the tools to "
                  "read, search, edit and lint files and to run commands; paths are relative to {workdir}.")
 
