@@ -172,11 +172,13 @@ def main() -> None:
     args = sys.argv[1:]
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         sys.argv.insert(1, "run")
-    from autoinstall.errors import USER_ERRORS
+    from autoinstall.errors import user_errors
 
     try:
         app()
-    except USER_ERRORS as e:
+    except Exception as e:
+        if not isinstance(e, user_errors()):
+            raise
         console.print(f"[bold red]error:[/] {e}", highlight=False)
         if os.environ.get("AUTOINSTALL_DEBUG"):
             console.print_exception()

@@ -44,14 +44,14 @@ def debug_cmd(
     image to start from; 2 for an unknown ID or no terminal.
     """
     from autoinstall.debug import DebugError
-    from autoinstall.errors import USER_ERRORS
+    from autoinstall.errors import user_errors
 
     try:
         code = _debug(env_id, catalog, record=record, yes=yes, shell=shell, command=command)
     except DebugError as e:
         console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
         raise typer.Exit(1) from e
-    except USER_ERRORS as e:
+    except user_errors() as e:
         console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
         raise typer.Exit(2) from e
     raise typer.Exit(code)
