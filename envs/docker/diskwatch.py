@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import threading
-import time
 from typing import TYPE_CHECKING
 
-from envs.base import LABEL
 from envs.docker.engine import _ENGINE_ERRORS, connect
 from envs.errors import EnvError
 
@@ -27,6 +25,7 @@ class DiskWatch(threading.Thread):
         super().__init__(name="disk-watch", daemon=True)
         self.base_url = base_url
         self.watched: dict[str, DockerSandbox] = {}
+        self.wake = threading.Event()
 
     @classmethod
     def watch(cls, sandbox: DockerSandbox, cid: str) -> None:
@@ -39,6 +38,7 @@ class DiskWatch(threading.Thread):
                 poller.start()
             else:
                 poller.watched[cid] = sandbox
+            poller.wake.set()  # measure the newcomer on its own schedule, not after someone else's sleep
 
     @classmethod
     def unwatch(cls, base_url: str | None, cid: str) -> None:
@@ -59,12 +59,20 @@ class DiskWatch(threading.Thread):
             return
         try:
             while True:
-                time.sleep(self._interval())
+                with self._lock:
+                    watched = dict(self.watched)
+                if not watched:
+                    self.wake.wait()
+                    self.wake.clear()
+                    continue
+                self.wake.wait(self._interval())
+                self.wake.clear()
                 with self._lock:
                     watched = dict(self.watched)
                 if not watched:
                     continue
-                rows = client.api.containers(all=True, filters={"label": f"{LABEL}=1"}, size=True)
+                # Sizes only for the watched containers: computing SizeRw walks each writable layer.
+                rows = client.api.containers(all=True, filters={"id": list(watched)}, size=True)
                 sizes = {row["Id"]: int(row.get("SizeRw") or 0) for row in rows}
                 for cid, sandbox in watched.items():
                     limit = sandbox.config.limits.disk_mb * 1024 * 1024
