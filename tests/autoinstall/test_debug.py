@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -156,6 +156,14 @@ class Tmux:
 
     def send(self, *keys: str) -> None:
         subprocess.run([*self.base, "send-keys", *keys], check=True)
+
+    def wait_until(self, ready: Callable[[str], bool], timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ready(screen := self.screen()):
+                return screen
+            time.sleep(0.2)
+        pytest.fail(f"the terminal did not get ready within {timeout}s; it shows:\n{self.screen()}")
 
     def wait_for(self, text: str, timeout: float) -> str:
         deadline = time.monotonic() + timeout
