@@ -32,6 +32,7 @@ EXPECTED = {
     "service_backed": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "no_tests": ("uv pip install -e .", [], None),
     "no_build_files": (None, [], None),
+    "python_version_switch": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "unittest_runner": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "pytest_plugin_needed": (
         "uv pip install -e '.[test]'",
