@@ -192,6 +192,8 @@ def test_recorded_session_through_a_real_terminal_verifies_the_environment(
         term.send("uv pip install six", "Enter")
         term.wait_for("+ six==", 60)
         term.send("false", "Enter")
+        # Ctrl-D ends the shell only at an empty prompt: wait for the prompt after `false` first.
+        term.wait_until(lambda screen: "# false" in screen and screen.rstrip().endswith("/workspace#"), 30)
         term.send("C-d")
         screen = term.wait_for("[debug exited", 120)
     finally:
