@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +18,7 @@ from autoinstall.agent_tools import tools_over_checkout, wants_tools
 from autoinstall.dockerfile import constraints_from_freeze, render_dockerfile, write_build_context
 from autoinstall.install import Budgets, Installer, InstallResult
 from autoinstall.paths import autoinstall_home
+from autoinstall.plan import Plan
 from autoinstall.spec import EnvSpec, Failure, SourceRecord, Timings
 from autoinstall.verify import DEFAULT_THRESHOLD, Verification, verify
 from envs.base import Limits
@@ -77,12 +79,10 @@ def build_environment(repo: str, options: BuildOptions | None = None, report: Re
 
     Raises:
         SourceError: the repository cannot be read (the message says why and what to do).
-        ModelError: the model endpoint failed.
+        ModelError: the model endpoint failed while proposing.
         EnvError: the Docker engine failed.
     """
-    from autoinstall.models import get_model
     from autoinstall.source import prepare_source
-    from autoinstall.survey import survey
 
     options = options or BuildOptions()
     say = report or (lambda event, text: None)
@@ -90,70 +90,82 @@ def build_environment(repo: str, options: BuildOptions | None = None, report: Re
     timings = Timings()
     with tempfile.TemporaryDirectory(prefix="autoinstall-src-") as scratch:
         say("phase", "source")
-        source = prepare_source(repo, options.commit, Path(scratch) / "repo")
-        timings.source_s = round(time.monotonic() - started, 3)
         src = Path(scratch) / "repo"
-        name = slug(source.name)
+        source = prepare_source(repo, options.commit, src)
+        timings.source_s = round(time.monotonic() - started, 3)
         record = SourceRecord(repo=repo, name=source.name, commit=source.commit, commit_date=source.commit_date,
                               is_dirty=source.is_dirty)
         if not source.commit or source.is_dirty:
             record.content_digest = tree_digest(src)
-        out = options.out_dir or default_env_dir(name, record.revision, options.model)
+        out = options.out_dir or default_env_dir(slug(source.name), record.revision, options.model)
 
         say("phase", "propose")
         t0 = time.monotonic()
-        model = get_model(options.model, base_url=options.base_url)
-        facts = survey(src)
-        if wants_tools(model):
-            with tools_over_checkout(src) as tools:
-                plan = model.propose(facts, src, tools=tools)
-        else:
-            plan = model.propose(facts, src)
-        if options.python:
-            plan.python = options.python
+        model, plan = _propose(src, options)
         timings.propose_s = round(time.monotonic() - t0, 3)
-        spec = EnvSpec(status="failed", source=record, env_dir=str(out), model=model.name, plan=plan, python=plan.python,
-                       test_command=plan.test_command, created_at=dt.datetime.now(dt.UTC).isoformat())
+        spec = EnvSpec(status="failed", source=record, env_dir=str(out), model=model.name, plan=plan,
+                       python=plan.python, test_command=plan.test_command,
+                       created_at=dt.datetime.now(dt.UTC).isoformat())
         if not plan.steps and plan.test_runner == "none":
             spec.failure = Failure(failure_class="no_build_files",
                                    message="nothing to install: no build files, requirements or tests found",
                                    evidence="; ".join(plan.notes))
-            spec.timings = timings
-            write_outputs(out, spec)
-            return spec
-
-        say("phase", "install")
-        t0 = time.monotonic()
-        env = {"UV_EXCLUDE_NEWER": source.commit_date} if options.as_of_commit and source.commit_date else {}
-        installer = Installer(plan, src, model, images.sandbox_factory(options.limits, env),
-                              budgets=options.budgets.model_copy(update={"threshold": options.threshold}),
-                              log_dir=out / "logs", report=say)
-        installer.result.env.update(env)
-        result = installer.run()
-        timings.install_s = round(time.monotonic() - t0, 3)
-        spec.python, spec.steps, spec.env = result.python, result.steps, result.env
-        spec.stubs, spec.deselected, spec.log = result.stubs, result.deselected, result.log
-        spec.skipped = result.skipped
-        if result.plan is not None:
-            spec.plan, spec.test_command = result.plan, result.plan.test_command
-        spec.base_image = images.base_image_for(result.python)
-        spec.failure = result.failure
-        try:
-            if result.snapshot is not None and result.failure is None:
-                say("phase", "verify")
-                t0 = time.monotonic()
-                _finish(spec, result, src, out, options, name)
-                timings.verify_s = round(time.monotonic() - t0, 3)
-            elif result.snapshot is not None:
-                # Keep the last good state of a failed build: `autoinstall debug` starts from it.
-                spec.image = images.finalize(result.snapshot, images.env_tag(name, record.revision, model.name), spec.env,
-                                             source=repo)
-        finally:
-            images.discard(result.snapshots)
+        else:
+            say("phase", "install")
+            _install_and_verify(spec, model, src, out, options, say, timings)
         timings.total_s = round(time.monotonic() - started, 3)
         spec.timings = timings
         write_outputs(out, spec)
         return spec
+
+
+def _propose(src: Path, options: BuildOptions) -> tuple[Any, Plan]:
+    """Phase 1: the model's plan for the checkout (chat models explore it with read/search)."""
+    from autoinstall.models import get_model
+    from autoinstall.survey import survey
+
+    model = get_model(options.model, base_url=options.base_url)
+    facts = survey(src)
+    if wants_tools(model):
+        with tools_over_checkout(src) as tools:
+            plan = model.propose(facts, src, tools=tools)
+    else:
+        plan = model.propose(facts, src)
+    if options.python:
+        plan.python = options.python
+    return model, plan
+
+
+def _install_and_verify(spec: EnvSpec, model: Any, src: Path, out: Path, options: BuildOptions, say: Report,
+                        timings: Timings) -> None:
+    """Phase 2, then verification of the result; fills in `spec`. Snapshots are discarded at the end."""
+    t0 = time.monotonic()
+    env = {"UV_EXCLUDE_NEWER": spec.source.commit_date} if options.as_of_commit and spec.source.commit_date else {}
+    installer = Installer(spec.plan, src, model, images.sandbox_factory(options.limits, env),
+                          budgets=options.budgets.model_copy(update={"threshold": options.threshold}),
+                          log_dir=out / "logs", report=say)
+    installer.result.env.update(env)
+    result = installer.run()
+    timings.install_s = round(time.monotonic() - t0, 3)
+    spec.python, spec.steps, spec.env = result.python, result.steps, result.env
+    spec.stubs, spec.deselected, spec.log, spec.skipped = result.stubs, result.deselected, result.log, result.skipped
+    if result.plan is not None:
+        spec.plan, spec.test_command = result.plan, result.plan.test_command
+    spec.base_image = images.base_image_for(result.python)
+    spec.failure = result.failure
+    name = slug(spec.source.name)
+    try:
+        if result.snapshot is not None and result.failure is None:
+            say("phase", "verify")
+            t0 = time.monotonic()
+            _finish(spec, result, src, out, options, name)
+            timings.verify_s = round(time.monotonic() - t0, 3)
+        elif result.snapshot is not None:
+            # Keep the last good state of a failed build: `autoinstall debug` starts from it.
+            spec.image = images.finalize(result.snapshot, images.env_tag(name, spec.source.revision, spec.model),
+                                         spec.env, source=spec.source.repo)
+    finally:
+        images.discard(result.snapshots)
 
 
 def _finish(spec: EnvSpec, result: InstallResult, src: Path, out: Path, options: BuildOptions, name: str) -> None:
