@@ -135,11 +135,14 @@ def _python38() -> str | None:
 @pytest.mark.skipif(_python38() is None, reason="no Python 3.8 interpreter on this machine")
 def test_zipapp_serves_under_python38(tmp_path: Path) -> None:
     (tmp_path / "m.py").write_text("def f():\n    return g()\n")
+    (tmp_path / "n.py").write_text("def h():\n    return g()\n")
     pyz = tmp_path / "server.pyz"
     pyz.write_bytes(zipapp_bytes()[0])
-    reqs = [{"id": 1, "op": "lint", "args": {"path": "."}}, {"id": 2, "op": "terminal", "args": {"command": "echo hi"}},
-            {"id": 3, "op": "search", "args": {"pattern": r"g\(\)"}},
-            {"id": 4, "op": "edit", "args": {"path": "m.py", "old_str": "g()", "new_str": "(g("}}]
+    # The server answers concurrently, so the edit works on another file than the lint and search read.
+    reqs = [{"id": 1, "op": "lint", "args": {"path": "m.py"}},
+            {"id": 2, "op": "terminal", "args": {"command": "echo hi"}},
+            {"id": 3, "op": "search", "args": {"pattern": r"g\(\)", "path": "m.py"}},
+            {"id": 4, "op": "edit", "args": {"path": "n.py", "old_str": "g()", "new_str": "(g("}}]
     proc = subprocess.run([str(_python38()), "-I", str(pyz), "--root", str(tmp_path)], capture_output=True,
                           input=("\n".join(json.dumps(r) for r in reqs) + "\n").encode(), timeout=30)
     answers = {a["id"]: a for a in map(json.loads, proc.stdout.splitlines())}
