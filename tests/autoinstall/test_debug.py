@@ -181,6 +181,8 @@ class Tmux:
 def test_recorded_session_through_a_real_terminal_verifies_the_environment(
         failing_env: tuple[Catalog, str], tmp_path: Path) -> None:
     if shutil.which("tmux") is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but tmux is missing (scripts/setup.sh installs it)", pytrace=False)
         pytest.skip("tmux is not installed (apt-get install -y tmux)")
     catalog, env_id = failing_env
     run = (f"cd {ROOT} && AUTOINSTALL_HOME={tmp_path / 'home'} {sys.executable} -c \"{APP}\" debug {env_id} "

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -311,11 +310,9 @@ def start_registry(root: Path, *, readonly: bool) -> tuple[subprocess.Popen[byte
     import time
     import urllib.request
 
-    exe = shutil.which("docker-registry")
-    if exe is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but docker-registry is missing (apt-get install -y docker-registry)")
-        pytest.skip("docker-registry is not installed (apt-get install -y docker-registry)")
+    from tests.envs.test_registry import need_registry_binary
+
+    exe = need_registry_binary()
     root.mkdir(parents=True, exist_ok=True)
     address = f"127.0.0.1:{_free_port()}"
     maintenance = "  maintenance:\n    readonly:\n      enabled: true\n" if readonly else ""
