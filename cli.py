@@ -60,9 +60,10 @@ def run_cmd(
                                                     "(default: ~/.autoinstall/catalog).")] = None,
 ) -> None:
     """Build and verify an environment for REPO (the default command: `autoinstall REPO`)."""
-    from autoinstall.install import Budgets
-    from autoinstall.pipeline import BuildOptions, build_environment, spec_dir
-    from autoinstall.progress import Progress, print_summary
+    from autoinstall.commands.progress import Progress, print_summary
+    from autoinstall.options import Budgets, BuildOptions
+    from autoinstall.pipeline import build_environment
+    from autoinstall.record import spec_dir
 
     options = BuildOptions(model=model, base_url=base_url, commit=commit, out_dir=out_dir, threshold=threshold,
                            as_of_commit=as_of_commit, rebuild_check=rebuild_check, python=python,
@@ -84,8 +85,8 @@ def run_cmd(
 def plan_cmd(repo: Repo, commit: Commit = None, model: Model = "embedded", base_url: BaseUrl = None,
              json_out: JsonOut = False) -> None:
     """Survey REPO and print the proposed plan (phase 1 only, no Docker)."""
-    from autoinstall.propose import propose_plan
-    from autoinstall.progress import print_plan
+    from autoinstall.commands.progress import print_plan
+    from autoinstall.plan.propose import propose_plan
 
     plan = propose_plan(repo, commit=commit, model=model, base_url=base_url)
     if json_out:

@@ -18,11 +18,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autoinstall.pipeline import BuildOptions, build_environment  # noqa: E402
-from autoinstall.source import prepare_source  # noqa: E402
-from autoinstall.testresults import parse_summary  # noqa: E402
+from autoinstall.options import BuildOptions  # noqa: E402
+from autoinstall.pipeline import build_environment  # noqa: E402
+from autoinstall.source.checkout import prepare_source  # noqa: E402
 from envs.baseimage import ensure_base_image  # noqa: E402
 from envs.docker import DockerSandbox, DockerSandboxConfig  # noqa: E402
+from envs.testrun import parse_summary  # noqa: E402
 
 DEV_REPOS = ["pallets+jinja", "pallets+markupsafe", "GrahamDumpleton+wrapt", "testing-cabal+testtools",
              "cherrypy+cheroot", "giampaolo+pyftpdlib", "wolph+python-progressbar", "amperser+proselint",

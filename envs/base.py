@@ -6,7 +6,7 @@ failures raise from `envs/errors.py`.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, Self, runtime_checkable
 
@@ -160,3 +160,34 @@ class SandboxSpec(BaseModel):
     """Network on at start."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables set for every command."""
+
+
+@runtime_checkable
+class SandboxFactory(Protocol):
+    """Starts sandboxes from images and keeps the images they leave: what the builder programs to.
+
+    `envs.docker.DockerFactory` is the real one; `envs.fake.FakeFactory` runs nothing, for tests.
+    """
+
+    kind: str
+
+    def base_image(self, python: str, log: Callable[[str], None] | None = None) -> str:
+        """The tag of a base image with `python` (X.Y), built on first use. Raises ImageBuildError."""
+        ...
+
+    def sandbox(self, image: str, *, network: bool, env: Mapping[str, str] | None = None,
+                cache: bool = False) -> Sandbox:
+        """A new, unstarted sandbox from `image`; `cache` mounts the host's package download cache."""
+        ...
+
+    def finalize(self, snapshot: str, tag: str, env: Mapping[str, str], labels: Mapping[str, str]) -> str:
+        """Give a snapshot its environment variables and a stable tag; returns the tag."""
+        ...
+
+    def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
+        """Build a Dockerfile build context (the replay check); returns the tag."""
+        ...
+
+    def discard(self, images: Sequence[str]) -> None:
+        """Remove intermediate images (snapshots, rebuilds); never raises."""
+        ...

@@ -14,6 +14,7 @@ import os
 import shutil
 import socket
 import sqlite3
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -22,8 +23,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from autoinstall.paths import autoinstall_home
-from autoinstall.spec import EnvSpec
+from envs.home import autoinstall_home
+from envs.spec import EnvSpec
 
 CATALOG_FORMAT = "autoinstall-catalog/1"
 SCHEMA_VERSION = 1
@@ -191,8 +192,7 @@ class Catalog:
         try:
             db = sqlite3.connect(self.path, timeout=self.busy_timeout_s, isolation_level=None)
             db.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_s * 1000)}")
-            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                db.execute("PRAGMA journal_mode = WAL")
+            self._use_wal(db)
             db.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.OperationalError:
             raise
@@ -201,6 +201,18 @@ class Catalog:
                    "catalog, pass another --catalog directory.")
             raise CatalogError(msg) from e
         return db
+
+    def _use_wal(self, db: sqlite3.Connection) -> None:
+        """Switch a new catalog to WAL. The switch needs an exclusive lock and SQLite answers "locked" at once,
+        without waiting, when another process is creating the same catalog: retry until the busy timeout."""
+        deadline = time.monotonic() + self.busy_timeout_s
+        while db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            try:
+                db.execute("PRAGMA journal_mode = WAL")
+            except sqlite3.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:

@@ -24,13 +24,11 @@ from typing import Any, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autoinstall.plan import Plan
-from autoinstall.spec import EnvSpec
-from autoinstall.testresults import TestResult
-from autoinstall.verify import Deselection, run_tests
 from envs.base import LABEL, Limits
 from envs.docker import DockerSandbox, DockerSandboxConfig
 from envs.errors import EnvNotStartedError
+from envs.spec import Deselection, EnvSpec, TestResult
+from envs.testrun import run_tests
 from tools.profiles import get_profile
 from tools.session import DEFAULT_CALL_TIMEOUT_S, ToolSession
 
@@ -382,10 +380,8 @@ class Environment:
                 f'export PYTHONPATH={PLUGIN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" '
                 f"AUTOINSTALL_SELECT={select_file}; {command} -p {PLUGIN}"
             )
-        plan = Plan(test_command=command, test_runner=self.spec.test_runner)
-        run = run_tests(
-            sandbox, plan, self.spec.deselected, timeout_s or self.spec.test_timeout_s, env or None
-        )
+        run = run_tests(sandbox, command, self.spec.test_runner, self.spec.deselected,
+                        timeout_s or self.spec.test_timeout_s, env or None)
         if is_pytest:
             passed, total, outcomes = score(run.results, selection)
         else:

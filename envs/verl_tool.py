@@ -29,9 +29,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from autoinstall.verify import Deselection
 from envs.base import LABEL
 from envs.runtime import Environment, EnvironmentStateError, RuntimeSpec
+from envs.spec import Deselection
 from tools.profiles import get_profile
 from tools.session import DEFAULT_CALL_TIMEOUT_S
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import git
 import pytest
 
-from autoinstall.models.replay_server import ReplayServer, tool_call
+from autoinstall.plan.models.replay_server import ReplayServer, tool_call
 
 ROOT = Path(__file__).parents[1]
 REPOS = ROOT / "tests" / "fixtures" / "repos"

@@ -4,12 +4,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-if TYPE_CHECKING:
-    from tools.session import ToolSession
+
+class Caller(Protocol):
+    """What a tool needs of its session (`tools.session.ToolSession`): one request to the tool server."""
+
+    def call(self, op: str, /, *, call_timeout: float | None = None, **args: Any) -> Any: ...
 
 
 class ToolResult(BaseModel):
@@ -40,7 +43,7 @@ class ToolSpec:
     name: str
     description: str
     args: type[ToolArgs]
-    run: Callable[[ToolSession, Any], ToolResult]
+    run: Callable[[Caller, Any], ToolResult]
 
 
 def summary(fn: Callable[..., Any]) -> str:

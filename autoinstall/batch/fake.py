@@ -12,12 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from autoinstall.pipeline import BuildOptions
-from autoinstall.plan import Plan
-from autoinstall.spec import EnvSpec, Failure, SourceRecord, Timings
-from autoinstall.testresults import TestRun
-from autoinstall.verify import Verification
+from autoinstall.options import BuildOptions
 from envs.errors import EnvError
+from envs.spec import EnvSpec, Failure, Plan, SourceRecord, TestRun, Timings, Verification
 
 
 def fake_build(repo: str, options: BuildOptions, report: Callable[[str, str], None]) -> EnvSpec:

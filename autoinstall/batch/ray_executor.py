@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from autoinstall.spec import EnvSpec, Failure
 from envs.errors import EnvError
+from envs.spec import EnvSpec, Failure
 
 if TYPE_CHECKING:
     from autoinstall.batch.runner import BuildFn
-    from autoinstall.pipeline import BuildOptions
+    from autoinstall.options import BuildOptions
 
 Report = Callable[[str, str], None]
 DOCKER_RESOURCE = "docker"
@@ -160,7 +160,7 @@ def _collect(out: Path) -> dict[str, Any]:
 def build_on_node(repo: str, options: dict[str, Any], registry: str | None, key: str,
                   progress: Progress | None, build: BuildFn | None = None) -> NodeResult:
     """The Ray task: build `repo` into a scratch directory on this node, push, and return the results."""
-    from autoinstall.pipeline import BuildOptions
+    from autoinstall.options import BuildOptions
 
     if build is None:
         from autoinstall.pipeline import build_environment as build
@@ -295,7 +295,7 @@ class RayExecutor:
             ClusterError: the task or its node failed.
             Exception: whatever the build raised on the node (SourceError, EnvError, ...).
         """
-        from autoinstall.pipeline import default_env_dir
+        from autoinstall.record import default_env_dir
 
         if self._task is None:
             msg = "RayExecutor.build runs inside `with RayExecutor(...) as executor:`"

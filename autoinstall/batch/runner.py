@@ -22,8 +22,8 @@ from autoinstall.batch.entries import BatchEntry, LineError
 from envs.catalog import Catalog, EnvRecord, new_owner, now, record_id, release_owner
 
 if TYPE_CHECKING:
-    from autoinstall.pipeline import BuildOptions
-    from autoinstall.spec import EnvSpec
+    from autoinstall.options import BuildOptions
+    from envs.spec import EnvSpec
 
 BATCH_FORMAT = "autoinstall-batch/1"
 Report = Callable[[str, str], None]
@@ -169,8 +169,7 @@ class _Batch:
 
     def _build(self, entry: BatchEntry, placeholder: EnvRecord, env_dir: Path,
                base: dict[str, object]) -> EntryResult:
-        from autoinstall.install import Budgets
-        from autoinstall.pipeline import BuildOptions
+        from autoinstall.options import Budgets, BuildOptions
 
         stopped = threading.Event()
 

@@ -73,7 +73,7 @@ def list_cmd(
 @catalog_app.command("show")
 def show_cmd(env_id: IdArg, catalog: CatalogDir = None, json_out: JsonOut = False) -> None:
     """Show one environment: its record, and the summary of its spec (stored in the catalog)."""
-    from autoinstall.progress import print_summary
+    from autoinstall.commands.progress import print_summary
 
     cat = _open(catalog)
     record = cat.get(env_id)

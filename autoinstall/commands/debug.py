@@ -17,8 +17,8 @@ from autoinstall.commands.catalog import CatalogDir, IdArg
 
 if TYPE_CHECKING:
     from autoinstall.debug import Recorded
-    from autoinstall.spec import EnvSpec
     from envs.catalog import Catalog, EnvRecord
+    from envs.spec import EnvSpec
 
 console = Console(stderr=True)
 out = Console()
@@ -99,7 +99,7 @@ def keep(cat: Catalog, rec: EnvRecord, spec: EnvSpec, recorded: list[Recorded], 
          wheels: dict[str, bytes]) -> int:
     """Save the session: new steps, new image, verification, Dockerfile, spec.json, catalog record."""
     from autoinstall import debug
-    from autoinstall.progress import print_summary
+    from autoinstall.commands.progress import print_summary
 
     env_dir = Path(rec.env_dir)
     history = debug.write_history(env_dir, recorded)
@@ -138,7 +138,7 @@ def _confirm(kept: list[Recorded], recorded: list[Recorded], yes: bool) -> bool:
 def show_context(rec: EnvRecord, spec: EnvSpec | None) -> None:
     """The plan, the failing step with the tail of its output, and the diagnosis/repair history."""
     from autoinstall import debug
-    from autoinstall.progress import print_plan
+    from autoinstall.commands.progress import print_plan
 
     env_dir = Path(rec.env_dir)
     title = f"{rec.id} {rec.name or rec.repo} @ {(rec.commit or '')[:12]}: {rec.status}"

@@ -1,58 +1,26 @@
-"""The survey: read what a repository's files say about installing and testing it (nothing is run).
+"""Stage 2, survey: what a checkout's files say about installing and testing it (nothing is run).
 
-Files: `facts.py` (RepoFacts), `files.py` (safe loaders), `project.py` + `poetry.py` + `setuppy.py`
-(build and dependencies), `tasks.py` (tox, nox, hatch), `testing.py` (pytest config, test layout),
-`ci.py` + `commands.py` (CI, make, just, poe, docs), `layout.py` (requirements, packages, imports).
+The survey itself belongs to the ecosystem that detects the repository (`autoinstall/ecosystems/`); this
+stage picks it and hands over its facts.
 """
-
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
-from autoinstall.survey.ci import read_ci_and_tasks
-from autoinstall.survey.facts import RepoFacts
-from autoinstall.survey.files import RepoFiles
-from autoinstall.survey.layout import read_compiled, read_imports, read_packages, read_requirements
-from autoinstall.survey.project import read_project
-from autoinstall.survey.tasks import read_hatch, read_nox, read_tox
-from autoinstall.survey.testing import read_pytest_config, read_test_layout
-
-__all__ = ["RepoFacts", "survey"]
+from autoinstall.ecosystems.base import Facts
+from autoinstall.ecosystems.detect import detect
 
 
-def _guarded(files: RepoFiles, what: str, read: Callable[[], None]) -> None:
-    """Run one reader; a file shaped in a way it does not expect becomes a note, not a crash."""
-    try:
-        read()
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OSError, RecursionError) as e:
-        files.notes.append(f"{what}: skipped part of the survey ({type(e).__name__}: {e})")
-
-
-def survey(repo: Path) -> RepoFacts:
-    """Everything the repository's files say, each fact with its evidence; malformed files become notes.
-
-    Args:
-        repo: the root of a checkout (never modified, nothing in it is run or imported).
-
-    Returns:
-        The facts; `notes` lists files that could not be read and other things worth knowing.
+def survey(repo: Path) -> Facts:
+    """The leading ecosystem's facts about `repo`, each with its evidence; malformed files become notes.
 
     Raises:
         NotADirectoryError: `repo` is not a directory.
     """
-    repo = Path(repo).resolve()
-    if not repo.is_dir():
+    if not Path(repo).is_dir():
         msg = f"{repo} is not a directory"
         raise NotADirectoryError(msg)
-    files = RepoFiles(repo)
-    facts = RepoFacts(root=str(repo), has_git=(repo / ".git").exists())
-    for reader in (read_project, read_requirements, read_tox, read_nox, read_hatch, read_ci_and_tasks):
-        _guarded(files, reader.__name__, lambda r=reader: r(files, facts))
-    local = read_packages(files, facts)
-    _guarded(files, "read_pytest_config", lambda: read_pytest_config(files, facts, local))
-    _guarded(files, "read_test_layout", lambda: read_test_layout(files, facts))
-    _guarded(files, "read_imports", lambda: read_imports(files, facts, local))
-    _guarded(files, "read_compiled", lambda: read_compiled(files, facts))
-    facts.notes = files.notes + facts.notes
-    return facts
+    return detect(Path(repo))[0].survey(Path(repo))
+
+
+__all__ = ["Facts", "survey"]

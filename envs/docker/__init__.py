@@ -18,6 +18,7 @@ from envs.docker.engine import (
     connect,
     engine_gone,
 )
+from envs.docker.factory import DockerFactory
 from envs.docker.images import (
     CleanupReport,
     build_image,
@@ -33,7 +34,7 @@ from envs.docker.registry import pull_image, push_image, registry_ref
 from envs.docker.sandbox import DockerSandbox, DockerSandboxConfig
 
 __all__ = [
-    "CA_ENV", "CA_PATH", "HOST_CA_BUNDLE", "KIND_LABEL", "PROXY_VARS", "SNAPSHOT_REPO", "CleanupReport", "DockerSandbox", "DockerSandboxConfig",
+    "CA_ENV", "CA_PATH", "HOST_CA_BUNDLE", "KIND_LABEL", "PROXY_VARS", "SNAPSHOT_REPO", "CleanupReport", "DockerFactory", "DockerSandbox", "DockerSandboxConfig",
     "build_image", "check_engine", "cleanup", "connect", "engine_gone", "image_labels", "import_rootfs",
     "list_images", "pull_image", "push_image", "registry_ref", "remove_image", "save_images", "try_pull",
 ]

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from envs.base import Limits
 from envs.docker.engine import _ENGINE_ERRORS, connect
 from envs.errors import EnvError
 
-if TYPE_CHECKING:
-    from envs.docker.sandbox import DockerSandbox
+
+class _Config(Protocol):
+    base_url: str | None
+    limits: Limits
+
+
+class Watched(Protocol):
+    """What the watch needs of a sandbox (a DockerSandbox): its engine and limit, and where to say it was hit."""
+
+    config: _Config
+    limit_error: str | None
 
 
 class DiskWatch(threading.Thread):
@@ -24,11 +34,11 @@ class DiskWatch(threading.Thread):
     def __init__(self, base_url: str | None) -> None:
         super().__init__(name="disk-watch", daemon=True)
         self.base_url = base_url
-        self.watched: dict[str, DockerSandbox] = {}
+        self.watched: dict[str, Watched] = {}
         self.wake = threading.Event()
 
     @classmethod
-    def watch(cls, sandbox: DockerSandbox, cid: str) -> None:
+    def watch(cls, sandbox: Watched, cid: str) -> None:
         """Start watching `cid` for `sandbox` (starts the engine's poller if needed)."""
         with cls._lock:
             poller = cls._engines.get(sandbox.config.base_url)

@@ -23,7 +23,6 @@ from pydantic import Field
 from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, move_into, pump, root_owned
 from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult, SandboxSpec
 from envs.docker.diskwatch import DiskWatch
-from envs.docker.registry import _has_host, pull_image
 from envs.docker.engine import (
     _ENGINE_ERRORS,
     CA_ENV,
@@ -37,6 +36,7 @@ from envs.docker.engine import (
     connect,
     engine_gone,
 )
+from envs.docker.registry import _has_host, pull_image
 from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
 
 _TIMEOUT_WRAPPER = """t=$1; shift

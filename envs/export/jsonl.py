@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from envs.export import Entry
+from envs.export.common import Entry
 
 if TYPE_CHECKING:
-    from envs.export import ExportOptions
+    from envs.export.common import ExportOptions
 
 FILE = "envs.jsonl"
 

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from envs.export import WORKDIR, Entry, format_version
+from envs.export.common import WORKDIR, Entry, format_version
 
 if TYPE_CHECKING:
-    from envs.export import ExportOptions
+    from envs.export.common import ExportOptions
 
 FILE = "swebench.jsonl"
 

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel
 
-from envs.export import WORKDIR, Entry, ExportError, format_version, swebench
+from envs.export import swebench
+from envs.export.common import WORKDIR, Entry, ExportError, format_version
 
 if TYPE_CHECKING:
-    from envs.export import ExportOptions
+    from envs.export.common import ExportOptions
 
 FILE = "verl.parquet"
 TOOLS_FILE = "tools.yaml"

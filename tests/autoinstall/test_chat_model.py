@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.diagnose import diagnose
-from autoinstall.models.chat import ChatModel
-from autoinstall.models.chat_client import ModelError
-from autoinstall.models.replay_server import ReplayServer, tool_call
-from autoinstall.plan import Plan, Step
-from autoinstall.repair import RepairContext
+from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.python.diagnosis import diagnose
+from autoinstall.plan.models.chat import ChatModel
+from autoinstall.plan.models.chat_client import ModelError
+from autoinstall.plan.models.replay_server import ReplayServer, tool_call
+from envs.spec import Plan, Step
 
 PLAN = {"python": "3.11", "test_command": "python -m pytest tests",
         "steps": [{"command": "uv pip install -e '.[test]'", "why": "install the checkout", "kind": "project",

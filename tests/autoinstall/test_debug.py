@@ -14,10 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.debug import Recorded, add_steps, is_navigation, parse_commands, rc_script, write_history
-from autoinstall.plan import Plan
-from autoinstall.spec import EnvSpec, Failure, SourceRecord, StepLog
+from autoinstall.debug import (
+    Recorded,
+    add_steps,
+    is_navigation,
+    parse_commands,
+    rc_script,
+    write_history,
+)
 from envs.catalog import Catalog
+from envs.spec import EnvSpec, Failure, Plan, SourceRecord, StepLog
 
 ROOT = Path(__file__).parents[2]
 APP = ("import typer; from autoinstall.commands.debug import debug_cmd; app = typer.Typer(); "
@@ -117,7 +123,8 @@ def test_a_record_without_an_image_shows_its_logs_instead(tmp_path: Path) -> Non
 def failing_env(base_image: str, tmp_path: Path,
                 monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Catalog, str]]:
     """A catalogued tests_failing environment: one test needs `six`, which nothing in the repo names."""
-    from autoinstall.pipeline import BuildOptions, build_environment
+    from autoinstall.options import BuildOptions
+    from autoinstall.pipeline import build_environment
     from envs.docker import remove_image
 
     repo = tmp_path / "debugfixture"

@@ -1,7 +1,7 @@
 import pytest
 
-from autoinstall.debian_names import package_for
-from autoinstall.diagnose import diagnose
+from autoinstall.ecosystems.debian_names import package_for
+from autoinstall.ecosystems.python.diagnosis import diagnose
 
 CASES = [
     ("ModuleNotFoundError: No module named 'yaml.cyaml'", "missing_module", "yaml"),

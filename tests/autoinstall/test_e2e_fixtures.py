@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.pipeline import BuildOptions, build_environment
-from autoinstall.spec import EnvSpec
+from autoinstall.options import BuildOptions
+from autoinstall.pipeline import build_environment
+from envs.spec import EnvSpec
 
 REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
 CASES = sorted(p.name for p in REPOS.iterdir() if (p / "expected.json").is_file())

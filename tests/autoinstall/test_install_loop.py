@@ -5,11 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.install import Budgets, Installer
-from autoinstall.models.embedded.repair import repair
-from autoinstall.plan import Check, Plan, Step
+from autoinstall.ecosystems.python.repairs import repair
+from autoinstall.install.loop import Installer
+from autoinstall.options import Budgets
 from envs.base import ExecResult
 from envs.fake import FakeSandbox
+from envs.spec import Check, Plan, Step
 
 
 def junit(*cases: tuple[str, str]) -> bytes:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.models import ModelError, PriorModel, get_model
-from autoinstall.models.embedded import EmbeddedModel
-from autoinstall.plan import MAX_STEPS, Plan
-from autoinstall.pypi_names import distribution_for, requirement_name
+from autoinstall.ecosystems.python.pypi_names import distribution_for, requirement_name
+from autoinstall.plan.models import ModelError, PriorModel, get_model
+from autoinstall.plan.models.embedded import EmbeddedModel
 from autoinstall.survey import survey
+from envs.spec import MAX_STEPS, Plan
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
 CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())

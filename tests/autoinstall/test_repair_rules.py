@@ -1,7 +1,7 @@
-from autoinstall.diagnose import diagnose
-from autoinstall.models.embedded.repair import repair
-from autoinstall.plan import Plan, Step
-from autoinstall.repair import FailedTest, RepairContext
+from autoinstall.ecosystems.base import FailedTest, RepairContext
+from autoinstall.ecosystems.python.diagnosis import diagnose
+from autoinstall.ecosystems.python.repairs import repair
+from envs.spec import Plan, Step
 
 INSTALL = Step(command="uv pip install -e '.[test]'", why="install the checkout", kind="project")
 

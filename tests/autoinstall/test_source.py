@@ -8,7 +8,7 @@ from pathlib import Path
 import git
 import pytest
 
-from autoinstall.source import SourceError, prepare_source, repo_name
+from autoinstall.source.checkout import SourceError, prepare_source, repo_name
 
 
 def _commit(repo: git.Repo, files: dict[str, str], message: str) -> git.Commit:

@@ -4,9 +4,10 @@ import zipfile
 from io import BytesIO
 from pathlib import Path
 
-from autoinstall.dockerfile import constraints_from_freeze, render_dockerfile
-from autoinstall.plan import Step
-from autoinstall.stubs import build_stub_wheel, stub_version, files_importing
+from autoinstall.ecosystems.python.pins import constraints_from_freeze
+from autoinstall.ecosystems.python.stubs import build_stub_wheel, files_importing, stub_version
+from autoinstall.record.dockerfile import render_dockerfile
+from envs.spec import Step
 
 
 def test_stub_version_satisfies_what_the_resolver_asked() -> None:

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.imports import extract_imports
-from autoinstall.survey import RepoFacts, survey
+from autoinstall.ecosystems.python import RepoFacts
+from autoinstall.ecosystems.python.imports import extract_imports
+from autoinstall.survey import survey
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
 CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())

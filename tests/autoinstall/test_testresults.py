@@ -1,5 +1,6 @@
-from autoinstall.testresults import TestRun, count, parse_junit, parse_summary
-from autoinstall.verify import Deselection, flaky_tests, judge, pytest_args
+from autoinstall.verify.checks import flaky_tests, judge
+from envs.spec import Deselection, TestRun
+from envs.testrun import count, parse_junit, parse_summary, pytest_args
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="4">
 <testcase classname="tests.test_a.TestX" name="test_b[1-2]" file="tests/test_a.py" line="3" time="0.01">

@@ -14,10 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.plan import Plan
-from autoinstall.spec import EnvSpec, Failure, SourceRecord
-from autoinstall.testresults import TestRun
-from autoinstall.verify import Verification
 from envs.catalog import (
     Catalog,
     CatalogError,
@@ -28,6 +24,7 @@ from envs.catalog import (
     record_id,
     release_owner,
 )
+from envs.spec import EnvSpec, Failure, Plan, SourceRecord, TestRun, Verification
 
 ROOT = Path(__file__).resolve().parents[2]
 

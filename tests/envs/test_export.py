@@ -20,15 +20,23 @@ import typer
 from typer.testing import CliRunner
 
 from autoinstall.commands.export import export_cmd
-from autoinstall.plan import Check, Plan, Step
-from autoinstall.spec import EnvSpec, Failure, SourceRecord
-from autoinstall.testresults import TestResult, TestRun
-from autoinstall.verify import Deselection, Verification
 from envs.catalog import Catalog, CatalogError, record_from_spec
 from envs.errors import EnvError
 from envs.export import Entry, ExportError, ExportOptions, read_manifest, run_export
 from envs.export.harbor import TEMPLATES, task_config, to_toml
 from envs.runtime import RuntimeSpec
+from envs.spec import (
+    Check,
+    Deselection,
+    EnvSpec,
+    Failure,
+    Plan,
+    SourceRecord,
+    Step,
+    TestResult,
+    TestRun,
+    Verification,
+)
 
 PASSED = ["tests/test_a.py::test_one", "tests/test_a.py::test_two"]
 FLAKY = "tests/test_a.py::test_flaky"

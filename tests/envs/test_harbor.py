@@ -17,7 +17,8 @@ import typer
 from typer.testing import CliRunner
 
 from autoinstall.commands.export import export_cmd
-from autoinstall.pipeline import BuildOptions, build_environment
+from autoinstall.options import BuildOptions
+from autoinstall.pipeline import build_environment
 from envs.catalog import Catalog
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "setup_py_only"

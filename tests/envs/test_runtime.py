@@ -12,11 +12,8 @@ from typing import Literal
 
 import pytest
 
-from autoinstall.plan import Plan
-from autoinstall.spec import EnvSpec, SourceRecord
-from autoinstall.testresults import TestResult, TestRun
-from autoinstall.verify import Verification
 from envs.runtime import Environment, EnvironmentStateError, RuntimeSpec, score, selects
+from envs.spec import EnvSpec, Plan, SourceRecord, TestResult, TestRun, Verification
 from tests.envs.conftest import RUN_LABEL, make_sandbox
 from tools.profiles import UnknownProfileError
 
@@ -34,7 +31,7 @@ ADD, SUB = "tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"
 @pytest.fixture(scope="session")
 def runtime_image(request: pytest.FixtureRequest) -> str:
     """The base image plus the project and pytest, snapshotted once per session (removed after it)."""
-    from autoinstall.paths import cache_dir
+    from envs.home import cache_dir
 
     with make_sandbox(request, "docker", network=True, cache_dir=cache_dir()) as sb:
         for path, text in PROJECT.items():

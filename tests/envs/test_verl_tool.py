@@ -16,13 +16,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from autoinstall.plan import Plan
-from autoinstall.spec import EnvSpec, SourceRecord
-from autoinstall.testresults import TestResult, TestRun
-from autoinstall.verify import Verification
 from envs.catalog import record_from_spec
 from envs.export import Entry
 from envs.export.verl import TOOL_CLASS, row, tools_config
+from envs.spec import EnvSpec, Plan, SourceRecord, TestResult, TestRun, Verification
 from envs.verl_tool import (
     TRAJECTORY_LABEL,
     AutoinstallTool,
@@ -107,8 +104,8 @@ def test_unknown_instances_fail_and_release_is_idempotent() -> None:
 @pytest.fixture(scope="module")
 def image(request: pytest.FixtureRequest) -> Iterator[str]:
     """The base image plus PROJECT and pytest, snapshotted for this module and removed after it."""
-    from autoinstall.paths import cache_dir
     from envs.docker import remove_image
+    from envs.home import cache_dir
 
     with make_sandbox(request, "docker", network=True, cache_dir=cache_dir()) as sb:
         for path, text in PROJECT.items():

@@ -1,0 +1,120 @@
+"""The ecosystem protocol: what the generic stages ask of a language, and what a model is told about a
+failure (RepairContext).
+
+An ecosystem (`python/`, later node, go, rust, java) is the only place that knows one language: how to
+recognise it, survey it, propose steps and checks, read its failures and repair them, run its tests, pin what
+was installed and which base image it needs. The stages (survey, plan, install, verify, record) call these
+methods and name no language tool themselves.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from envs.base import Sandbox, SandboxFactory
+from envs.spec import Diagnosis, Plan, Repair, Step
+
+Log = Callable[[str], None]
+STUB_DIR = "/opt/autoinstall/stubs"
+"""Where stub packages live inside an environment (the ecosystem's `stub_env` points its installer here)."""
+
+
+class FailedTest(BaseModel):
+    """One failing test, as the verifier saw it."""
+
+    test_id: str
+    message: str = ""
+
+
+class RepairContext(BaseModel):
+    """Everything a model needs to propose the next fix."""
+
+    plan: Plan
+    failing: Step
+    """The step or check command that failed."""
+    phase: Literal["install", "check", "tests"]
+    output: str
+    diagnosis: Diagnosis
+    python: str
+    """The interpreter version currently in use."""
+    available_pythons: list[str]
+    tried: list[Repair] = Field(default_factory=list)
+    """Repairs already applied in this run, oldest first."""
+    failed_tests: list[FailedTest] = Field(default_factory=list)
+    test_ids: list[str] = Field(default_factory=list)
+    """Every test id of the last test run (to tell whole files from single tests)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables already set for every step."""
+
+    def already_tried(self, repair: Repair) -> bool:
+        key = repair.model_dump(exclude={"reason"})
+        return any(t.model_dump(exclude={"reason"}) == key for t in self.tried)
+
+
+@runtime_checkable
+class Facts(Protocol):
+    """What an ecosystem's survey returns: a pydantic model with at least these fields."""
+
+    root: str
+    ecosystem: str
+    notes: list[str]
+
+    def model_dump_json(self, **kwargs: object) -> str: ...
+
+
+@runtime_checkable
+class Ecosystem(Protocol):
+    """Everything that knows one language. Implementations hold no state; one instance serves all builds."""
+
+    name: str
+    """Short name recorded in plans and specs, e.g. "python"."""
+    toolchains: tuple[str, ...]
+    """Toolchain versions the base images can provide here, preferred first (Python: "3.11", "3.13")."""
+
+    def detect(self, repo: Path) -> bool:
+        """True when the checkout at `repo` looks like a project of this language (nothing is run)."""
+        ...
+
+    def survey(self, repo: Path) -> Facts:
+        """What the repository's files say about installing and testing it, each fact with file:line evidence."""
+        ...
+
+    def propose(self, facts: Facts, repo: Path, toolchains: tuple[str, ...]) -> Plan:
+        """The embedded model's phase 1: at most 10 steps and the checks that prove they worked."""
+        ...
+
+    def diagnose(self, output: str, *, timed_out: bool = False) -> Diagnosis:
+        """What a failed command's output means, in terms a repair rule can act on."""
+        ...
+
+    def repair(self, context: RepairContext) -> Repair | None:
+        """The embedded model's phase 2: one fix for a diagnosed failure, or None to give up."""
+        ...
+
+    def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
+        """The tag of a base image from `factory` that provides `toolchain` (built on first use)."""
+        ...
+
+    stub_env: dict[str, str]
+    """Environment variables that make the installer find packages in STUB_DIR."""
+    pin_env: tuple[str, ...]
+    """Variables the replay Dockerfile points at the constraints file (empty: nothing is pinned)."""
+
+    def stub(self, distribution: str, import_name: str, output: str) -> tuple[str, bytes]:
+        """A stand-in package for a dependency no registry has: (file name, bytes), put in STUB_DIR."""
+        ...
+
+    def stub_users(self, repo: Path, import_name: str) -> list[str]:
+        """Test files of the checkout that import `import_name` (deselected when it is a stub)."""
+        ...
+
+    def freeze(self, sandbox: Sandbox) -> str:
+        """The installed versions, as constraints the replay Dockerfile pins every step to ("" if unknown)."""
+        ...
+
+    def constraints(self, freeze: str, project: str | None) -> str:
+        """`freeze` minus the project itself and what cannot be pinned by version."""
+        ...

@@ -1,0 +1,27 @@
+"""The ecosystems in the order detection tries them, with an explicit fallback (as repo2docker's buildpacks)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from autoinstall.ecosystems.base import Ecosystem
+from autoinstall.ecosystems.python import PythonEcosystem
+
+ECOSYSTEMS: list[Ecosystem] = [PythonEcosystem()]
+"""Tried in order; the first that detects the repository leads its plan."""
+FALLBACK: Ecosystem = ECOSYSTEMS[0]
+"""Used when none detects the repository: its survey then finds nothing and the build says so."""
+
+
+def detect(repo: Path) -> list[Ecosystem]:
+    """The ecosystems whose files the checkout has, in ECOSYSTEMS order; [FALLBACK] when none has."""
+    found = [eco for eco in ECOSYSTEMS if eco.detect(Path(repo))]
+    return found or [FALLBACK]
+
+
+def get_ecosystem(name: str) -> Ecosystem:
+    """The ecosystem recorded in a plan or spec by its name."""
+    for eco in ECOSYSTEMS:
+        if eco.name == name:
+            return eco
+    msg = f"unknown ecosystem {name!r} (available: {', '.join(e.name for e in ECOSYSTEMS)})"
+    raise ValueError(msg)

@@ -1,0 +1,70 @@
+"""The Python ecosystem: pyproject/setup/tox/nox/requirements survey, the embedded rules, name maps, stubs.
+
+Files: `survey/` (RepoFacts from the repository's files), `proposal/` (facts -> plan: deps, interpreter
+and Debian packages, test command and checks), `diagnosis.py` + `repairs.py` (failure -> fix),
+`pypi_names.py`, `pytest_plugins.py`, `imports.py` (name maps and import extraction), `stubs.py`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from autoinstall.ecosystems.base import STUB_DIR, Log, RepairContext
+from autoinstall.ecosystems.python.diagnosis import diagnose
+from autoinstall.ecosystems.python.pins import constraints_from_freeze, freeze
+from autoinstall.ecosystems.python.proposal.assemble import propose_plan
+from autoinstall.ecosystems.python.repairs import repair
+from autoinstall.ecosystems.python.stubs import build_stub_wheel, files_importing, stub_version
+from autoinstall.ecosystems.python.survey import survey
+from autoinstall.ecosystems.python.survey.facts import RepoFacts
+from envs.base import Sandbox, SandboxFactory
+from envs.spec import Diagnosis, Plan, Repair
+
+MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini", "noxfile.py", "Pipfile")
+"""Files whose presence at the root says "a Python project"."""
+
+
+class PythonEcosystem:
+    """Python projects: pip/uv installs into /opt/venv, pytest or unittest, uv pip freeze pins."""
+
+    name = "python"
+    toolchains = ("3.11", "3.13")
+    """The interpreters Debian provides for base images here (bookworm, trixie)."""
+    stub_env = {"UV_FIND_LINKS": STUB_DIR, "PIP_FIND_LINKS": STUB_DIR}
+    pin_env = ("UV_CONSTRAINT", "PIP_CONSTRAINT")
+    """Variables the replay Dockerfile points at the constraints file."""
+
+    def detect(self, repo: Path) -> bool:
+        return any((repo / name).is_file() for name in MARKERS) or any(repo.glob("requirements*.txt")) \
+            or any(repo.glob("*.py"))
+
+    def survey(self, repo: Path) -> RepoFacts:
+        return survey(repo)
+
+    def propose(self, facts: RepoFacts, repo: Path, toolchains: tuple[str, ...]) -> Plan:  # type: ignore[override]
+        return propose_plan(facts, Path(repo), toolchains or self.toolchains)
+
+    def diagnose(self, output: str, *, timed_out: bool = False) -> Diagnosis:
+        return diagnose(output, timed_out=timed_out)
+
+    def repair(self, context: RepairContext) -> Repair | None:
+        return repair(context)
+
+    def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
+        return factory.base_image(python=toolchain, log=log)
+
+    def stub(self, distribution: str, import_name: str, output: str) -> tuple[str, bytes]:
+        return build_stub_wheel(distribution, import_name, stub_version(distribution, output))
+
+    def stub_users(self, repo: Path, import_name: str) -> list[str]:
+        tests = {str(p.relative_to(repo)): p.read_text(errors="replace")
+                 for p in repo.rglob("*.py") if "test" in p.name or "tests" in p.parts}
+        return files_importing(tests, import_name)
+
+    def freeze(self, sandbox: Sandbox) -> str:
+        return freeze(sandbox)
+
+    def constraints(self, freeze: str, project: str | None) -> str:
+        return constraints_from_freeze(freeze, project)
+
+
+__all__ = ["PythonEcosystem", "RepoFacts"]

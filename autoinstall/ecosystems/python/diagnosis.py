@@ -1,0 +1,107 @@
+"""Read a failed command's output and say what went wrong, in terms a repair rule can act on."""
+from __future__ import annotations
+
+import re
+
+from autoinstall.ecosystems.python.pypi_names import NAMESPACES
+from envs.spec import Diagnosis, DiagnosisKind
+
+SERVICE_PORTS = {"5432": "postgresql", "3306": "mysql", "6379": "redis", "5672": "rabbitmq",
+                 "27017": "mongodb", "11211": "memcached", "9200": "elasticsearch"}
+
+_RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
+    ("vcs_version", re.compile(r"(setuptools[-_]scm was unable to detect version.*|"
+                               r"LookupError: .*unable to detect version.*|"
+                               r"Error getting the version from source `vcs`.*)")),
+    ("python_version", re.compile(
+        r"(?:requires a different Python: \S+ not in '(?P<s1>[^']+)'|"
+        r"current Python version \([\d.]+\) does not satisfy Python(?P<s2>[<>=!~][^\s,]*(?:,[<>=!~][^\s,]*)*)|"
+        r"requires-python:? ?(?P<s3>[<>=!~][\d.,<>=!~*]+) .*incompatible)")),
+    ("missing_header", re.compile(r"fatal error: (?P<s>[\w./+-]+\.h(?:pp)?): No such file or directory")),
+    ("missing_library", re.compile(r"(?:/usr/bin/ld: cannot find -l(?P<s>[\w+.-]+)|"
+                                   r"cannot find -l(?P<s2>[\w+.-]+))")),
+    ("missing_tool", re.compile(
+        r"(?:(?P<s1>pg_config|mysql_config|xml2-config|xslt-config|pkg-config|cmake|swig|rustc|cargo|"
+        r"msgfmt|gfortran|protoc|make|ninja) (?:executable )?not found|"
+        r"(?:bash: (?:line \d+: )?|/bin/sh: \d+: |sh: \d+: )(?P<s2>[\w.+-]+): (?:command )?not found|"
+        r"error: command '(?P<s3>[\w./+-]+)' failed: No such file or directory|"
+        r"FileNotFoundError: \[Errno 2\] No such file or directory: '(?P<s4>[\w.+-]+)')")),
+    ("no_distribution", re.compile(
+        r"(?:Because (?P<s1>[\w.\[\]-]+) was not found in the package registry|"
+        r"No matching distribution found for (?P<s2>[\w.\[\]-]+)|"
+        r"Because there are no versions of (?P<s3>[\w.\[\]-]+) and)")),
+    ("installer_parse_error", re.compile(
+        r"error: (?:Expected .* found .*: (?P<s1>\S+?):\d+:\d+|Failed to parse:? `?(?P<s2>[^`\n]+)`?|"
+        r"Couldn't parse requirement in `(?P<s3>[^`]+)`)")),
+    ("unknown_pytest_option", re.compile(r"error: unrecognized arguments: (?P<s>\S+)")),
+    ("unknown_pytest_marker", re.compile(r"'(?P<s>\w+)' not found in `markers` configuration option")),
+    ("unknown_pytest_config", re.compile(r"Unknown config option: (?P<s>\w+)")),
+    ("async_tests_without_plugin", re.compile(
+        r"async def functions are not natively supported|You need to install a suitable plugin "
+        r"for your async framework")),
+    ("deprecation_as_error", re.compile(r"(?:^|\n)(?:E\s+)?(?P<s>(?:Pending)?DeprecationWarning): .{5,}")),
+    ("missing_module", re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<s>[\w.]+)'")),
+    ("service_unavailable", re.compile(
+        r"(?:(?:Connection refused|could not connect to server|Is the server running|Cannot assign requested "
+        r"address).{0,300}?(?:port (?P<s1>\d+)|:(?P<s2>\d{4,5})\b)|"
+        r"(?:port |:)(?P<s3>\d{4,5})\b.{0,80}?(?:Connection refused|could not connect))", re.S)),
+    ("service_unavailable", re.compile(r"\[Errno (?:111|99)\] (?:Connection refused|Cannot assign requested address)"
+                                       r"|ConnectionRefusedError|connection to server (?:at|on socket) .{0,200}"
+                                       r"failed|could not connect to server")),
+]
+
+
+MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<s>[\w.]+)'")
+
+
+def missing_modules(output: str) -> list[str]:
+    """Every module the output says is missing, in order, without repeats (dotted where the code says so)."""
+    found: list[str] = []
+    for match in MISSING_MODULE.finditer(output):
+        name = _dotted_import(output, match.group("s"))
+        if name not in found:
+            found.append(name)
+    return found
+
+
+def _dotted_import(output: str, module: str) -> str:
+    """`jaraco` -> `jaraco.functools` when the traceback shows `import jaraco.functools`; else the top name
+    (or the dotted name itself when it is a submodule of a namespace package)."""
+    top = module.split(".")[0]
+    shown = re.search(rf"(?:^|\s)(?:from|import)\s+({re.escape(top)}\.\w+)", output, re.M)
+    if shown:
+        return shown.group(1)
+    return module if "." in module and top in NAMESPACES else top
+
+
+def _service_by_port(output: str) -> str:
+    """A well-known service whose port the output mentions, else a generic name."""
+    for port, service in SERVICE_PORTS.items():
+        if re.search(rf"\b{port}\b", output):
+            return service
+    return "network service"
+
+
+def _subject(match: re.Match[str]) -> str:
+    groups = [v for k, v in match.groupdict().items() if v]
+    return groups[0].strip() if groups else ""
+
+
+def diagnose(output: str, *, timed_out: bool = False) -> Diagnosis:
+    """Classify a failed command by its output; the first (most specific) rule that matches wins."""
+    if timed_out:
+        return Diagnosis(kind="timeout", evidence=output[-300:])
+    for kind, pattern in _RULES:
+        match = pattern.search(output)
+        if match is None:
+            continue
+        subject = _subject(match)
+        if kind == "missing_module":
+            subject = _dotted_import(output, subject)
+        if kind == "service_unavailable":
+            subject = SERVICE_PORTS.get(subject, subject) or _service_by_port(output)
+        end = output.find("\n", match.end())
+        line = output[output.rfind("\n", 0, match.start()) + 1: end if end >= 0 else len(output)]
+        return Diagnosis(kind=kind, subject=subject, evidence=line.strip()[:500] or match.group(0)[:500])
+    tail = [ln for ln in output.strip().splitlines() if ln.strip()][-3:]
+    return Diagnosis(kind="unknown", evidence="\n".join(tail)[:500])

@@ -1,0 +1,187 @@
+"""The embedded model's phase-2 rules: a diagnosed failure -> one repair, or None to give up."""
+from __future__ import annotations
+
+import re
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.debian_names import package_for
+from autoinstall.ecosystems.python.diagnosis import missing_modules
+from autoinstall.ecosystems.python.pypi_names import distribution_for
+from autoinstall.ecosystems.python.pytest_plugins import plugin_for_ini, plugin_for_marker, plugin_for_option
+from envs.spec import Evidence, Repair, Step
+
+APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
+
+
+def _step(command: str, why: str, kind: str, ctx: RepairContext) -> Step:
+    return Step(command=command, why=why, kind=kind,  # type: ignore[arg-type]
+                evidence=[Evidence(file="<output>", text=ctx.diagnosis.evidence)])
+
+
+def _is_install(command: str) -> bool:
+    return bool(re.search(r"\b(pip|uv pip|setup\.py|poetry|pdm) (install|develop|sync)\b", command))
+
+
+def _pip_install(dist: str, ctx: RepairContext) -> Repair:
+    return Repair(kind="insert_before", reason=f"{ctx.diagnosis.describe()} -> install {dist}",
+                  step=_step(f"uv pip install '{dist}'", f"provides the missing {ctx.diagnosis.subject}",
+                             "test-deps" if ctx.phase != "install" else "python", ctx))
+
+
+def _missing_module(ctx: RepairContext) -> Repair | None:
+    module = ctx.diagnosis.subject
+    dist = distribution_for(module)
+    if ctx.phase != "install":
+        # Collection lists every missing import at once: install them together.
+        dists = list(dict.fromkeys(distribution_for(m) for m in missing_modules(ctx.output) or [module]))
+        return Repair(kind="insert_before", reason=f"missing modules -> install {', '.join(dists)}",
+                      step=_step("uv pip install " + " ".join(f"'{d}'" for d in dists),
+                                 f"provides the missing {', '.join(missing_modules(ctx.output) or [module])}",
+                                 "test-deps", ctx))
+    if ctx.phase == "install" and _is_install(ctx.failing.command) and "--no-build-isolation" not in (
+            ctx.failing.command):
+        # A build-time import: install it, then build without isolation so the build can see it.
+        first = _pip_install(f"{dist}", ctx)
+        if not ctx.already_tried(first):
+            return first
+        return Repair(kind="replace", reason=f"build needs {module}: build without isolation",
+                      step=ctx.failing.model_copy(update={
+                          "command": ctx.failing.command + " --no-build-isolation"}))
+    return _pip_install(dist, ctx)
+
+
+def _system_package(ctx: RepairContext) -> Repair | None:
+    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject)
+    if package is None:
+        return None
+    return Repair(kind="insert_before", reason=f"{ctx.diagnosis.describe()} -> Debian {package}",
+                  step=_step(f"{APT} {package}", f"provides {ctx.diagnosis.subject}", "system", ctx))
+
+
+def _python_version(ctx: RepairContext) -> Repair | None:
+    try:
+        spec = SpecifierSet(ctx.diagnosis.subject)
+    except InvalidSpecifier:
+        spec = SpecifierSet()
+    for version in ctx.available_pythons:
+        if version != ctx.python and spec.contains(f"{version}.0", prereleases=True):
+            return Repair(kind="switch_python", python=version,
+                          reason=f"the project needs Python {spec or 'another version'}; {version} fits")
+    return None
+
+
+def _no_distribution(ctx: RepairContext) -> Repair | None:
+    dist = re.sub(r"\[.*\]$", "", ctx.diagnosis.subject)
+    return Repair(kind="stub_distribution", distribution=dist, import_name=re.sub(r"[-.]", "_", dist).lower(),
+                  reason=f"{dist} cannot be installed from any registry: a stub stands in, tests importing it "
+                         "are deselected")
+
+
+def _pytest_plugin(ctx: RepairContext) -> Repair | None:
+    kind, subject = ctx.diagnosis.kind, ctx.diagnosis.subject
+    if kind == "unknown_pytest_option":
+        plugin = plugin_for_option(subject)
+    elif kind == "unknown_pytest_config":
+        plugin = plugin_for_ini(subject)
+    elif kind == "unknown_pytest_marker":
+        plugin = plugin_for_marker(subject)
+    else:
+        plugin = "pytest-asyncio"
+    return _pip_install(plugin, ctx) if plugin else None
+
+
+def _vcs_version(ctx: RepairContext) -> Repair | None:
+    env = {"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0"}
+    if all(ctx.env.get(k) == v for k, v in env.items()):
+        return None
+    return Repair(kind="set_env", env=env, reason="the build reads its version from VCS metadata; give it one")
+
+
+SERVICE_FAILURE = re.compile(
+    r"Connection refused|could not connect|Cannot assign requested address|Errno 111|Errno 99|"
+    r"connection to server (?:at|on socket) .{0,200}failed|Name or service not known|"
+    r"Temporary failure in name resolution")
+
+
+def _whole_files(tests: list[str], all_tests: list[str]) -> list[str]:
+    """Node ids, with every file whose tests all need the service collapsed into the file itself."""
+    by_file: dict[str, list[str]] = {}
+    for test in tests:
+        by_file.setdefault(test.split("::", 1)[0], []).append(test)
+    out = []
+    for file, ids in by_file.items():
+        in_file = [t for t in all_tests if t.split("::", 1)[0] == file]
+        out += [file] if in_file and len(ids) >= len(in_file) else ids
+    return out
+
+
+def _service(ctx: RepairContext) -> Repair | None:
+    needing = [t.test_id for t in ctx.failed_tests if SERVICE_FAILURE.search(t.message)]
+    if not needing:
+        return None
+    return Repair(kind="deselect", tests=_whole_files(needing, ctx.test_ids),
+                  reason=f"these tests need a running {ctx.diagnosis.subject} service, which the environment "
+                         "does not provide")
+
+
+def _use_pip(ctx: RepairContext) -> Repair | None:
+    """uv rejects some requirement syntax that pip accepts (e.g. `-e.[tests]`): let pip do this one."""
+    command = ctx.failing.command
+    if "uv pip install" not in command:
+        return None
+    return Repair(kind="replace", reason=f"uv cannot parse {ctx.diagnosis.subject}; pip can",
+                  step=ctx.failing.model_copy(update={"command": command.replace("uv pip install",
+                                                                                 "python -m pip install")}))
+
+
+def _warnings_as_errors(ctx: RepairContext) -> Repair | None:
+    """Newer dependencies deprecate what the tests use, and the project turns warnings into errors."""
+    if ctx.phase != "tests" or ctx.plan.test_runner != "pytest":
+        return None
+    hit = sum(1 for t in ctx.failed_tests if "DeprecationWarning" in t.message)
+    if hit < max(1, len(ctx.failed_tests) // 2):
+        return None
+    return Repair(kind="test_args", args="-W ignore::DeprecationWarning -W ignore::PendingDeprecationWarning",
+                  reason=f"{hit} tests fail only because a newer dependency warns of a deprecation and the "
+                         "project treats warnings as errors; ignore deprecation warnings")
+
+
+RULES = {
+    "deprecation_as_error": _warnings_as_errors,
+    "installer_parse_error": _use_pip,
+    "missing_module": _missing_module,
+    "missing_header": _system_package,
+    "missing_library": _system_package,
+    "missing_tool": _system_package,
+    "python_version": _python_version,
+    "no_distribution": _no_distribution,
+    "unknown_pytest_option": _pytest_plugin,
+    "unknown_pytest_config": _pytest_plugin,
+    "unknown_pytest_marker": _pytest_plugin,
+    "async_tests_without_plugin": _pytest_plugin,
+    "vcs_version": _vcs_version,
+    "service_unavailable": _service,
+}
+
+
+def _skip(ctx: RepairContext) -> Repair | None:
+    """Last resort for an auxiliary install step (requirements, test deps, apt lines): go on without it."""
+    if ctx.phase != "install" or ctx.failing.kind == "project":
+        return None
+    return Repair(kind="skip", step=ctx.failing,
+                  reason=f"no fix known for {ctx.diagnosis.describe()}; this {ctx.failing.kind} step is not the "
+                         "project install, so go on without it (what the tests miss is repaired later)")
+
+
+def repair(ctx: RepairContext) -> Repair | None:
+    """The first rule for the diagnosis that proposes something not already tried; else skip an auxiliary
+    step; None means give up."""
+    rule = RULES.get(ctx.diagnosis.kind)
+    proposal = rule(ctx) if rule else None
+    if proposal is None or ctx.already_tried(proposal):
+        proposal = _skip(ctx)
+    if proposal is None or ctx.already_tried(proposal):
+        return None
+    return proposal

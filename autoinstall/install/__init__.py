@@ -1,0 +1,30 @@
+"""Stage 4, install: run the plan's steps in a sandbox, diagnose and repair what fails, snapshot what works.
+
+Files: `loop.py` (the Installer: run, snapshot, diagnose, repair, roll back, stubs, within budgets).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from autoinstall.ecosystems.base import Ecosystem
+from autoinstall.install.loop import Installer, InstallResult, Reporter
+from autoinstall.options import BuildOptions
+from envs.base import Sandbox, SandboxFactory
+from envs.spec import Plan
+
+
+def install(plan: Plan, src: Path, model: object, factory: SandboxFactory, ecosystem: Ecosystem,
+            options: BuildOptions, env: dict[str, str], log_dir: Path, report: Reporter) -> InstallResult:
+    """Phase 2 in sandboxes from `factory` (network on, package cache mounted); snapshots are kept."""
+
+    def make(toolchain: str) -> Sandbox:
+        image = ecosystem.base_image(factory, toolchain)
+        return factory.sandbox(image, network=True, env=env, cache=True)
+
+    installer = Installer(plan, src, model, make, ecosystem=ecosystem, log_dir=log_dir, report=report,
+                          budgets=options.budgets.model_copy(update={"threshold": options.threshold}))
+    installer.result.env.update(env)
+    return installer.run()
+
+
+__all__ = ["InstallResult", "Installer", "install"]

@@ -1,0 +1,309 @@
+"""Phase 2: run the plan's steps in a sandbox, repair what fails, until the verification suite passes."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from autoinstall.ecosystems.base import STUB_DIR, Ecosystem, FailedTest, RepairContext
+from autoinstall.ecosystems.detect import FALLBACK
+from autoinstall.options import Budgets
+from autoinstall.plan.agent_tools import tools_in, wants_tools
+from autoinstall.plan.models.chat_client import ModelError
+from autoinstall.verify.checks import judge, run_check
+from envs.base import ExecResult, Sandbox
+from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord
+from envs.testrun import run_tests, test_command
+
+SandboxFactory = Callable[[str], Sandbox]
+"""Given a Python version ("3.11"), return an unstarted sandbox with that interpreter and the venv active."""
+
+Reporter = Callable[[str, str], None]
+"""Called with (event, text): "step" when a command starts, "done"/"fail"/"repair" after it."""
+
+
+class InstallResult(BaseModel):
+    """What phase 2 produced: the steps that worked, the last good snapshot, and what was changed."""
+
+    ok: bool
+    python: str
+    snapshot: str | None = None
+    """The last good snapshot (the environment after the last successful step)."""
+    snapshots: list[str] = Field(default_factory=list)
+    """Every snapshot made, for clean-up once the environment image is tagged."""
+    steps: list[Step] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    stubs: list[StubRecord] = Field(default_factory=list)
+    deselected: list[Deselection] = Field(default_factory=list)
+    skipped: list[Repair] = Field(default_factory=list)
+    """Auxiliary steps dropped because they failed and nothing fixed them."""
+    stub_wheels: dict[str, bytes] = Field(default_factory=dict, exclude=True)
+    log: list[StepLog] = Field(default_factory=list)
+    repairs: list[Repair] = Field(default_factory=list)
+    failure: Failure | None = None
+    plan: Plan | None = None
+    """The plan as it ended: test_args repairs change its test command."""
+
+
+class _Restart(Exception):
+    """Start over on another interpreter."""
+
+
+class _ModelFailed(Exception):
+    """The model could not answer a repair request; the build stops with what it has recorded."""
+
+
+class Installer:
+    """Runs one plan to completion or failure. Create one per environment."""
+
+    def __init__(self, plan: Plan, repo: Path, model: object, make_sandbox: SandboxFactory, *,
+                 budgets: Budgets | None = None, log_dir: Path | None = None,
+                 available_pythons: list[str] | None = None, report: Reporter | None = None,
+                 ecosystem: Ecosystem | None = None) -> None:
+        self.plan, self.repo, self.model, self.make_sandbox = plan, repo, model, make_sandbox
+        self.ecosystem = ecosystem or FALLBACK
+        self.budgets = budgets or Budgets()
+        self.log_dir = log_dir
+        self.available_pythons = available_pythons or list(self.ecosystem.toolchains)
+        self.report = report or (lambda event, text: None)
+        self.result = InstallResult(ok=False, python=plan.python)
+        self.started = time.monotonic()
+        self.sandbox: Sandbox | None = None
+        self.last_good: str | None = None
+
+    # -- running commands -------------------------------------------------------------------
+    def _out_of_budget(self) -> Failure | None:
+        if len(self.result.repairs) > self.budgets.max_repairs:
+            return Failure(failure_class="budget_exhausted",
+                           message=f"gave up after {self.budgets.max_repairs} repairs")
+        if time.monotonic() - self.started > self.budgets.wall_s:
+            return Failure(failure_class="budget_exhausted",
+                           message=f"wall-time budget of {self.budgets.wall_s:.0f} s used up")
+        return None
+
+    def _run(self, command: str, phase: str, timeout: float) -> tuple[ExecResult, StepLog]:
+        assert self.sandbox is not None
+        self.report("step", command)
+        result = self.sandbox.exec(command, timeout=timeout, env=self.result.env or None)
+        entry = self._record(command, phase, result.exit_code, result.duration_s, result.output)
+        entry.timed_out = result.timed_out
+        self.report("done" if result.ok else "fail", f"{command} ({result.duration_s:.1f}s)")
+        return result, entry
+
+    def _record(self, command: str, phase: str, code: int, duration: float, output: str) -> StepLog:
+        """Append a log entry and write the command's full output next to the spec."""
+        entry = StepLog(index=len(self.result.log) + 1, phase=phase, command=command, exit_code=code,  # type: ignore[arg-type]
+                        duration_s=round(duration, 3))
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            name = f"{entry.index:03d}-{phase}.log"
+            (self.log_dir / name).write_text(f"$ {command}\n# exit {code}\n{output}")
+            entry.log_file = f"logs/{name}"
+        self.result.log.append(entry)
+        return entry
+
+    def _snapshot(self, label: str) -> None:
+        assert self.sandbox is not None
+        self.last_good = self.sandbox.snapshot(label)
+        self.result.snapshot = self.last_good
+        self.result.snapshots.append(self.last_good)
+
+    def _ask_model(self, failing: Step, phase: str, result: ExecResult, entry: StepLog,
+                   failed_tests: list[FailedTest] | None = None, test_ids: list[str] | None = None) -> Repair | None:
+        output = result.output
+        entry.diagnosis = self.ecosystem.diagnose(output, timed_out=result.timed_out)
+        context = RepairContext(plan=self.plan, failing=failing, phase=phase, output=output[-20000:],  # type: ignore[arg-type]
+                                diagnosis=entry.diagnosis, python=self.result.python,
+                                available_pythons=self.available_pythons, tried=self.result.repairs,
+                                failed_tests=failed_tests or [], test_ids=test_ids or [], env=self.result.env)
+        try:
+            if wants_tools(self.model) and self.sandbox is not None:
+                with tools_in(self.sandbox) as tools:
+                    repair = self.model.repair(context, tools=tools)  # type: ignore[attr-defined]
+            else:
+                repair = self.model.repair(context)  # type: ignore[attr-defined]
+        except ModelError as e:
+            raise _ModelFailed(str(e)) from e
+        if repair is not None:
+            entry.repair = repair
+            self.result.repairs.append(repair)
+            self.report("repair", repair.reason)
+        return repair
+
+    # -- applying repairs -------------------------------------------------------------------
+    def _apply_common(self, repair: Repair, output: str) -> None:
+        """Repairs that change the environment rather than the step list."""
+        if repair.kind == "set_env":
+            self.result.env.update(repair.env)
+        elif repair.kind == "switch_python":
+            self.result.python = repair.python or self.result.python
+            raise _Restart
+        elif repair.kind == "stub_distribution":
+            self._add_stub(repair, output)
+        elif repair.kind == "deselect":
+            self.result.deselected += [Deselection(test=t, reason=repair.reason) for t in repair.tests]
+        elif repair.kind == "test_args" and repair.args and self.plan.test_command:
+            self.plan = self.plan.model_copy(update={
+                "test_command": f"{self.plan.test_command} {repair.args}",
+                "notes": [*self.plan.notes, f"test command changed: {repair.reason}"]})
+
+    def _add_stub(self, repair: Repair, output: str) -> None:
+        assert self.sandbox is not None and repair.distribution and repair.import_name
+        name, wheel = self.ecosystem.stub(repair.distribution, repair.import_name, output)
+        self.result.stub_wheels[name] = wheel
+        self.sandbox.write_file(f"{STUB_DIR}/{name}", wheel)
+        self.result.stubs.append(StubRecord(distribution=repair.distribution, import_name=repair.import_name,
+                                            reason=repair.reason))
+        self.result.env.update(self.ecosystem.stub_env)
+        for path in self.ecosystem.stub_users(self.repo, repair.import_name):
+            self.result.deselected.append(Deselection(
+                test=path, reason=f"imports {repair.import_name}, a stub for {repair.distribution}"))
+
+    def _install_stub_wheels(self) -> None:
+        assert self.sandbox is not None
+        for name, wheel in self.result.stub_wheels.items():
+            self.sandbox.write_file(f"{STUB_DIR}/{name}", wheel)
+
+    def _restore(self) -> None:
+        assert self.sandbox is not None and self.last_good is not None
+        self.sandbox.restore(self.last_good)
+        self._install_stub_wheels()
+
+    # -- the loop ---------------------------------------------------------------------------
+    def _install_steps(self, queue: list[Step]) -> Failure | None:
+        """Run steps in order; on failure restore the last snapshot, apply a repair, retry."""
+        while queue:
+            if (failure := self._out_of_budget()) is not None:
+                return failure
+            step = queue[0]
+            result, entry = self._run(step.command, "install", min(step.timeout_s, self.budgets.step_timeout_s))
+            if result.ok:
+                self.result.steps.append(queue.pop(0))
+                self._snapshot(f"step-{len(self.result.steps)}")
+                continue
+            repair = self._ask_model(step, "install", result, entry)
+            if repair is None or repair.kind in ("give_up", "deselect"):
+                return Failure(failure_class="install_failed", step_index=len(self.result.steps) + 1,
+                               message=f"install step {len(self.result.steps) + 1} failed: {step.command}",
+                               evidence=(entry.diagnosis.evidence if entry.diagnosis else "") or result.output[-800:])
+            self._restore()
+            if repair.kind == "insert_before" and repair.step:
+                queue.insert(0, repair.step)
+            elif repair.kind == "replace" and repair.step:
+                queue[0] = repair.step
+            elif repair.kind == "skip":
+                self.result.skipped.append(repair)
+                queue.pop(0)
+            else:
+                self._apply_common(repair, result.output)
+        return None
+
+    def _add_steps(self, repair: Repair) -> Failure | None:
+        """A repair during checks or tests: run its step now, on top of what is there."""
+        if repair.kind in ("insert_before", "replace") and repair.step:
+            return self._install_steps([repair.step])
+        self._apply_common(repair, "")
+        return None
+
+    def _pre_checks(self) -> list[Check]:
+        """The checks worth running before the tests: imports, and collection when pytest runs them."""
+        return [c for c in self.plan.checks if c.kind == "import"
+                or (c.kind == "collect" and self.plan.test_runner == "pytest")]
+
+    def _repair_checks(self) -> tuple[list[CheckResult], Failure | None, bool]:
+        """Run the pre-checks; at the first required one that fails, apply a repair.
+
+        Returns the check results, a failure if nothing could be done, and whether a repair was applied.
+        """
+        assert self.sandbox is not None
+        checks: list[CheckResult] = []
+        for check in self._pre_checks():
+            result = run_check(self.sandbox, check, self.budgets.step_timeout_s, self.result.env)
+            checks.append(result)
+            if result.ok or not check.required:
+                continue
+            entry = self._record(check.command, "check", result.exit_code, result.duration_s, result.output_tail)
+            output = ExecResult(exit_code=result.exit_code, stdout=result.output_tail)
+            repair = self._ask_model(Step(command=check.command, why=check.why), "check", output, entry)
+            if repair is None:
+                cls = "collection_failed" if check.kind == "collect" else "install_failed"
+                return checks, Failure(failure_class=cls, message=f"check {check.name!r} failed",
+                                       evidence=result.output_tail[-800:]), False
+            return checks, self._add_steps(repair), True
+        return checks, None, False
+
+    def _repair_tests(self, checks: list[CheckResult]) -> tuple[Failure | None, bool]:
+        """Run the tests once; returns (failure, finished): finished when they pass or nothing helps."""
+        assert self.sandbox is not None
+        run = run_tests(self.sandbox, test_command(self.plan), self.plan.test_runner, self.result.deselected,
+                        self.budgets.test_timeout_s, self.result.env)
+        ok, reason = judge(checks, [run], self.budgets.threshold)
+        if ok or self.plan.test_runner == "none":
+            return None, True
+        entry = self._record(f"<tests> {reason}", "tests", run.exit_code, run.duration_s, run.output_tail)
+        failed = [FailedTest(test_id=r.test_id, message=r.message) for r in run.results
+                  if r.outcome in ("failed", "error")]
+        output = ExecResult(exit_code=run.exit_code,
+                            stdout=run.output_tail + "\n" + "\n".join(f.message for f in failed[:50]))
+        repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", output, entry, failed,
+                                 [r.test_id for r in run.results])
+        if repair is None:
+            cls = "collection_failed" if not run.collection_ok else "tests_failing"
+            return Failure(failure_class=cls, message=reason, evidence=run.output_tail[-1500:]), True
+        failure = self._add_steps(repair)
+        return failure, failure is not None
+
+    def _check_and_test(self) -> Failure | None:
+        """Run import/collect checks and the tests; repair until they pass or nothing more helps."""
+        while (failure := self._out_of_budget()) is None:
+            checks, failure, repaired = self._repair_checks()
+            if failure is not None:
+                return failure
+            if repaired:
+                continue
+            failure, finished = self._repair_tests(checks)
+            if finished:
+                return failure
+        return failure
+
+    def _attempt(self) -> Failure | None:
+        self.sandbox = self.make_sandbox(self.result.python)
+        self.sandbox.start()
+        self.sandbox.put(self.repo, self.sandbox.workdir)
+        self._install_stub_wheels()
+        self._snapshot("source")
+        self.result.steps = []
+        failure = self._install_steps(list(self.plan.steps))
+        if failure is None:
+            failure = self._check_and_test()
+            if self.sandbox is not None:
+                self._snapshot("final")
+        return failure
+
+    def run(self) -> InstallResult:
+        """Install, repair and pre-verify; the sandbox is stopped afterwards (snapshots are kept)."""
+        try:
+            while True:
+                try:
+                    self.result.failure = self._attempt()
+                    break
+                except _ModelFailed as e:
+                    self.result.failure = Failure(failure_class="model_error", message=f"the model failed: {e}")
+                    break
+                except _Restart:
+                    self._stop()
+                    if (failure := self._out_of_budget()) is not None:
+                        self.result.failure = failure
+                        break
+        finally:
+            self._stop()
+        self.result.ok = self.result.failure is None
+        self.result.plan = self.plan
+        return self.result
+
+    def _stop(self) -> None:
+        if self.sandbox is not None:
+            self.sandbox.stop()
+            self.sandbox = None

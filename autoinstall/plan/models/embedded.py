@@ -1,0 +1,45 @@
+"""The embedded prior model: deterministic rules, no key and no network beyond package registries.
+
+The rules belong to the ecosystems (`autoinstall/ecosystems/<language>/`): this model asks the one that
+surveyed the repository.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from autoinstall.ecosystems.base import Facts, RepairContext
+from autoinstall.ecosystems.detect import get_ecosystem
+from envs.spec import Plan, Repair
+
+
+class EmbeddedModelConfig(BaseModel):
+    """Settings of the embedded model."""
+
+    model_config = ConfigDict(extra="forbid")
+    pythons: tuple[str, ...] = ("3.11", "3.13")
+    """Interpreters the sandboxes can provide, in order of preference."""
+
+
+class EmbeddedModel:
+    """Rule-based prior model."""
+
+    name = "embedded"
+
+    def __init__(self, **kwargs: object) -> None:
+        self.config = EmbeddedModelConfig(**kwargs)  # type: ignore[arg-type]
+
+    def propose(self, facts: Facts, repo: Path, tools: object = None) -> Plan:
+        """A plan of at most 10 steps from the survey's facts, by the rules of the facts' ecosystem."""
+        plan = get_ecosystem(facts.ecosystem).propose(facts, Path(repo), self.config.pythons)
+        plan.ecosystem = facts.ecosystem
+        return plan
+
+    def repair(self, context: RepairContext, tools: object = None) -> Repair | None:
+        """One rule-based fix for a diagnosed failure, or None to give up (see `repair.py`)."""
+        return get_ecosystem(context.plan.ecosystem).repair(context)
+
+
+__all__ = ["EmbeddedModel", "EmbeddedModelConfig"]

@@ -1,0 +1,36 @@
+"""Phase 1: the prior model's plan for a checkout (chat models explore it with read/search)."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from autoinstall.ecosystems.base import Facts
+from autoinstall.options import BuildOptions
+from autoinstall.plan.agent_tools import tools_over_checkout, wants_tools
+from autoinstall.plan.models import PriorModel, get_model
+from autoinstall.source import prepare_source
+from autoinstall.survey import survey
+from envs.spec import Plan
+
+
+def propose(src: Path, options: BuildOptions, facts: Facts | None = None) -> tuple[PriorModel, Plan]:
+    """The model named in `options` and its plan for the checkout at `src` (surveyed unless `facts`)."""
+    model = get_model(options.model, base_url=options.base_url)
+    facts = facts if facts is not None else survey(src)
+    if wants_tools(model):
+        with tools_over_checkout(src) as tools:
+            plan = model.propose(facts, src, tools=tools)
+    else:
+        plan = model.propose(facts, src)
+    if options.python:
+        plan.python = options.python
+    return model, plan
+
+
+def propose_plan(repo: str, *, commit: str | None = None, model: str = "embedded",
+                 base_url: str | None = None) -> Plan:
+    """Phase 1 on its own, without Docker: check out `repo` at `commit`, survey it and propose."""
+    with tempfile.TemporaryDirectory(prefix="autoinstall-plan-") as scratch:
+        src = Path(scratch) / "repo"
+        prepare_source(repo, commit, src)
+        return propose(src, BuildOptions(model=model, base_url=base_url))[1]

@@ -1,0 +1,86 @@
+"""Stage 6, record: tag the image, verify it, write the replay Dockerfile + context and spec.json.
+
+`finish()` is the one way an installed state becomes a recorded environment, for the pipeline and for
+`autoinstall debug --record` alike. Files: `outputs.py` (paths, tags, spec.json), `dockerfile.py` (the
+replay Dockerfile and its build context), `templates/`.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from autoinstall.ecosystems.base import Ecosystem
+from autoinstall.options import BuildOptions
+from autoinstall.record.dockerfile import render_dockerfile, write_build_context
+from autoinstall.record.outputs import default_env_dir, env_tag, load_spec, slug, spec_dir, write_outputs
+from autoinstall.verify import judge_spec, verify_image
+from envs.base import SandboxFactory
+from envs.errors import EnvError
+from envs.spec import EnvSpec, Failure
+
+Report = Callable[[str, str], None]
+
+
+def keep_failed(spec: EnvSpec, snapshot: str, factory: SandboxFactory) -> None:
+    """A failed build's last good state, tagged: `autoinstall debug` starts from it."""
+    tag = env_tag(slug(spec.source.name), spec.source.revision, spec.model)
+    spec.image = factory.finalize(snapshot, tag, spec.env, _labels(spec))
+
+
+def _labels(spec: EnvSpec) -> dict[str, str]:
+    return {"autoinstall.kind": "environment", "autoinstall.source": spec.source.repo}
+
+
+def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOptions, factory: SandboxFactory,
+           ecosystem: Ecosystem, stub_wheels: dict[str, bytes], report: Report | None = None) -> EnvSpec:
+    """Tag `snapshot`, verify it offline in a fresh sandbox, write the Dockerfile, context and spec.json.
+
+    A verification that cannot run (engine failure) is recorded as an `infrastructure` failure; a failed
+    verification is recorded with its class. `repo` is the checkout copied into the build context.
+
+    Raises:
+        EnvError: the snapshot could not be tagged (nothing is lost: the snapshot image stays).
+    """
+    say = report or (lambda event, text: None)
+    name = slug(spec.source.name)
+    tag = spec.image or env_tag(name, spec.source.revision, spec.model)
+    spec.image = factory.finalize(snapshot, tag, spec.env, _labels(spec))
+    spec.status, frozen = "failed", ""
+    say("phase", "verify")
+    try:
+        frozen, verification = verify_image(spec, options, factory, ecosystem)
+    except EnvError as e:
+        spec.verification = None
+        spec.failure = Failure(failure_class="infrastructure", message=f"verification could not run: {e}")
+    else:
+        spec.verification = verification
+        judge_spec(spec, verification)
+    spec.dockerfile = render_dockerfile(base_image=spec.base_image or "", steps=spec.steps, env=spec.env,
+                                        name=name, commit=spec.source.commit, source=spec.source.repo,
+                                        pin_env=ecosystem.pin_env)
+    context = write_build_context(out / "context", repo=repo, dockerfile=spec.dockerfile,
+                                  constraints=ecosystem.constraints(frozen, spec.source.name),
+                                  stub_wheels=stub_wheels)
+    if options.rebuild_check and spec.status == "verified":
+        _rebuild_check(spec, context, tag, options, factory, ecosystem)
+    spec.env_dir = spec.env_dir or str(out)
+    write_outputs(out, spec)
+    return spec
+
+
+def _rebuild_check(spec: EnvSpec, context: Path, tag: str, options: BuildOptions, factory: SandboxFactory,
+                   ecosystem: Ecosystem) -> None:
+    """Build the replay Dockerfile and verify that image too; a mismatch fails the spec."""
+    rebuilt = factory.build(context, f"{tag}-rebuild", {"autoinstall.kind": "rebuild"})
+    try:
+        _, again = verify_image(spec.model_copy(update={"image": rebuilt}), options, factory, ecosystem)
+    finally:
+        factory.discard([rebuilt])
+    if not again.verified:
+        spec.status = "failed"
+        spec.failure = Failure(failure_class="rebuild_mismatch",
+                               message=f"the replay Dockerfile builds an image that does not verify: {again.reason}")
+
+
+__all__ = ["default_env_dir", "env_tag", "finish", "keep_failed", "load_spec", "slug", "spec_dir",
+           "write_outputs"]

@@ -1,0 +1,47 @@
+"""Render the replayable Dockerfile of an environment and lay out its build context."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from string import Template
+
+from envs.spec import Step
+
+CONSTRAINTS = "/opt/autoinstall/constraints.txt"
+"""Where the build context's constraints file lands in the image."""
+TEMPLATE = Template((Path(__file__).parent / "templates" / "env.Dockerfile").read_text())
+
+
+def _json_str(value: str) -> str:
+    return json.dumps(value)
+
+
+def render_dockerfile(*, base_image: str, steps: list[Step], env: dict[str, str], name: str,
+                      commit: str | None, source: str, pin_env: tuple[str, ...] = ()) -> str:
+    """A Dockerfile whose RUN lines are the successful steps, in order, each in bash.
+
+    `pin_env`: the variables through which the ecosystem's installers read the constraints file.
+    """
+    pins = " ".join(f"{k}={CONSTRAINTS}" for k in pin_env)
+    env_lines = (f"# Installed versions are pinned: the installers read these constraints for every step below.\n"
+                 f"ENV {pins}\n" if pins else "")
+    env_lines += "".join(f"ENV {k}={_json_str(v)}\n" for k, v in sorted(env.items()))
+    runs = "\n".join(f"RUN [\"bash\", \"-c\", {_json_str(s.command)}]" for s in steps)
+    return TEMPLATE.substitute(base_image=base_image, env=env_lines, steps=runs, name=name,
+                               commit=commit or "unknown", source=source.replace('"', "'"))
+
+
+def write_build_context(dest: Path, *, repo: Path, dockerfile: str, constraints: str,
+                        stub_wheels: dict[str, bytes]) -> Path:
+    """Lay out Dockerfile, repo/ and autoinstall/{constraints.txt,stubs/} under `dest`; returns dest."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    shutil.copytree(repo, dest / "repo", symlinks=True)
+    (dest / "autoinstall" / "stubs").mkdir(parents=True)
+    (dest / "autoinstall" / "constraints.txt").write_text(constraints)
+    for name, data in stub_wheels.items():
+        (dest / "autoinstall" / "stubs" / name).write_bytes(data)
+    (dest / "Dockerfile").write_text(dockerfile)
+    return dest

@@ -1,0 +1,26 @@
+"""Stage 5, verify: a fresh container from the image, network off, the checks once and the tests twice.
+
+Files: `checks.py` (run a check, judge runs against the threshold, flaky tests), `verdict.py` (status and
+failure class of a spec).
+"""
+from __future__ import annotations
+
+from autoinstall.ecosystems.base import Ecosystem
+from autoinstall.options import BuildOptions
+from autoinstall.verify.checks import flaky_tests, judge, run_check, verify
+from autoinstall.verify.verdict import judge_spec
+from envs.base import SandboxFactory
+from envs.spec import EnvSpec, Verification
+
+
+def verify_image(spec: EnvSpec, options: BuildOptions, factory: SandboxFactory,
+                 ecosystem: Ecosystem) -> tuple[str, Verification]:
+    """In a fresh sandbox from `spec.image` with the network off: what is installed, then the suite."""
+    with factory.sandbox(spec.image or "", network=False) as sandbox:
+        frozen = ecosystem.freeze(sandbox)
+        verification = verify(sandbox, spec.plan, spec.deselected, runs=options.verify_runs,
+                              threshold=options.threshold, timeout_s=options.budgets.test_timeout_s)
+    return frozen, verification
+
+
+__all__ = ["flaky_tests", "judge", "judge_spec", "run_check", "verify", "verify_image"]

@@ -1,0 +1,18 @@
+"""From a Verification to the spec's status and failure class."""
+from __future__ import annotations
+
+from envs.spec import EnvSpec, Failure, Verification
+
+
+def judge_spec(spec: EnvSpec, verification: Verification) -> None:
+    """Set `spec.status` and `spec.failure` from the verification (no_tests when there was nothing to run)."""
+    if spec.plan.test_runner == "none" or verification.last_run is None:
+        spec.failure = Failure(failure_class="no_tests", message="installed, but the project has no tests to run",
+                               evidence="; ".join(spec.plan.notes))
+    elif verification.verified:
+        spec.status = "verified"
+        spec.failure = None
+    else:
+        last = verification.last_run
+        cls = "collection_failed" if not last.collection_ok else "tests_failing"
+        spec.failure = Failure(failure_class=cls, message=verification.reason, evidence=last.output_tail[-1500:])

@@ -1,0 +1,61 @@
+"""DockerFactory: the SandboxFactory over one Docker engine (sandboxes, base images, tags, rebuilds)."""
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from envs.base import LABEL, Limits
+from envs.docker.images import build_image, remove_image
+from envs.docker.sandbox import DockerSandbox, DockerSandboxConfig
+from envs.errors import EnvError
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class BaseImages(Protocol):
+    """`envs.baseimage.ensure_base_image`, passed in (that module builds on this package)."""
+
+    def __call__(self, *, python: str, log: Callable[[str], None] | None = None) -> str: ...
+
+
+class DockerFactory:
+    """Sandboxes with `limits`; `cache_dir` is mounted at /cache when a sandbox asks for the cache."""
+
+    kind = "docker"
+
+    def __init__(self, limits: Limits | None = None, cache_dir: Path | None = None,
+                 base_images: BaseImages | None = None) -> None:
+        self.limits = limits or Limits()
+        self.cache_dir = cache_dir
+        self.base_images = base_images
+
+    def base_image(self, python: str, log: Callable[[str], None] | None = None) -> str:
+        if self.base_images is None:
+            msg = "this DockerFactory was made without base images (pass base_images=ensure_base_image)"
+            raise EnvError(msg)
+        return self.base_images(python=python, log=log)
+
+    def sandbox(self, image: str, *, network: bool, env: Mapping[str, str] | None = None,
+                cache: bool = False) -> DockerSandbox:
+        return DockerSandbox(DockerSandboxConfig(image=image, limits=self.limits, env=dict(env or {}),
+                                                 cache_dir=self.cache_dir if cache else None, network=network))
+
+    def finalize(self, snapshot: str, tag: str, env: Mapping[str, str], labels: Mapping[str, str]) -> str:
+        lines = [f"FROM {snapshot}"] + [f"ENV {k}={_quote(v)}" for k, v in sorted(env.items())]
+        with tempfile.TemporaryDirectory(prefix="autoinstall-final-") as context:
+            (Path(context) / "Dockerfile").write_text("\n".join(lines) + "\n")
+            return build_image(Path(context), tag, labels={LABEL: "1", **labels}, buildargs={})
+
+    def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
+        return build_image(context, tag, labels={LABEL: "1", **labels}, buildargs={})
+
+    def discard(self, images: Sequence[str]) -> None:
+        for image in images:
+            try:
+                remove_image(image)
+            except EnvError:
+                continue

@@ -1,0 +1,307 @@
+"""THE record: what the builder writes and what the catalog, exports, runtime and trainers read.
+
+A plan (steps, checks, evidence), test results, the verification verdict, diagnoses and repairs as they
+were logged, and the environment spec that holds them all. Pydantic models only: no behaviour that needs
+anything but pydantic, so every layer can import this module.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# -- the plan ---------------------------------------------------------------------------------------------
+MAX_STEPS = 10
+
+StepKind = Literal["system", "python", "project", "test-deps", "other"]
+"""What a step installs: Debian packages, the interpreter/venv, the project itself, test-only deps."""
+
+CheckKind = Literal["import", "collect", "tests", "entrypoint", "command"]
+
+
+class Evidence(BaseModel):
+    """Where in the repository a step or check comes from."""
+
+    file: str
+    line: int | None = None
+    text: str = ""
+    """The line (or a short excerpt) that says so."""
+
+
+class Step(BaseModel):
+    """One install command, run with bash in the workspace with the project's venv active."""
+
+    model_config = ConfigDict(extra="forbid")
+    command: str
+    why: str
+    kind: StepKind = "other"
+    evidence: list[Evidence] = Field(default_factory=list)
+    timeout_s: float = 900.0
+
+
+class Check(BaseModel):
+    """One verification test: a command whose exit status says whether the install worked."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    kind: CheckKind
+    command: str
+    why: str = ""
+    required: bool = True
+    """A failing required check fails verification; optional ones are only reported."""
+
+
+class Plan(BaseModel):
+    """Phase 1's answer: what to run, and how to tell that it worked."""
+
+    model_config = ConfigDict(extra="forbid")
+    ecosystem: str = "python"
+    """The ecosystem whose tools install and test this plan (autoinstall/ecosystems/)."""
+    python: str = "3.11"
+    """Interpreter version the base image should provide (X.Y)."""
+    steps: list[Step] = Field(default_factory=list)
+    checks: list[Check] = Field(default_factory=list)
+    test_command: str | None = None
+    """The project's own test command (pytest is given --junitxml by the verifier); None if no tests."""
+    test_runner: Literal["pytest", "unittest", "custom", "none"] = "pytest"
+    notes: list[str] = Field(default_factory=list)
+
+    @field_validator("steps")
+    @classmethod
+    def _at_most_ten(cls, steps: list[Step]) -> list[Step]:
+        if len(steps) > MAX_STEPS:
+            msg = f"a plan has at most {MAX_STEPS} steps, got {len(steps)}"
+            raise ValueError(msg)
+        return steps
+
+
+# -- test results -----------------------------------------------------------------------------------
+Outcome = Literal["passed", "failed", "error", "skipped"]
+
+
+class TestResult(BaseModel):
+    __test__ = False
+    test_id: str
+    """A pytest node id (path::Class::name) where it can be rebuilt from the XML."""
+    outcome: Outcome
+    duration_s: float = 0.0
+    message: str = ""
+
+
+class TestRun(BaseModel):
+    """One run of the test command."""
+
+    __test__ = False
+    exit_code: int
+    duration_s: float = 0.0
+    results: list[TestResult] = Field(default_factory=list)
+    counts: dict[str, int] = Field(default_factory=dict)
+    """passed/failed/error/skipped, from results or (custom runners) from the summary line."""
+    collection_ok: bool = True
+    output_tail: str = ""
+
+    @property
+    def passed(self) -> int:
+        return self.counts.get("passed", 0)
+
+    @property
+    def ran(self) -> int:
+        return sum(self.counts.get(k, 0) for k in ("passed", "failed", "error"))
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passed / self.ran if self.ran else 0.0
+
+
+# -- verification -----------------------------------------------------------------------------------
+DEFAULT_THRESHOLD = 0.9
+
+
+class Deselection(BaseModel):
+    """A test (pytest node id) or test file left out of verification, and why."""
+
+    test: str
+    reason: str
+
+
+class CheckResult(BaseModel):
+    name: str
+    kind: str
+    command: str
+    required: bool
+    ok: bool
+    exit_code: int
+    duration_s: float
+    output_tail: str = ""
+
+
+class Verification(BaseModel):
+    """The verdict on one environment."""
+
+    verified: bool
+    reason: str = ""
+    checks: list[CheckResult] = Field(default_factory=list)
+    runs: list[TestRun] = Field(default_factory=list)
+    flaky: list[str] = Field(default_factory=list)
+    """Tests whose outcome differed between runs."""
+    threshold: float = DEFAULT_THRESHOLD
+
+    @property
+    def last_run(self) -> TestRun | None:
+        return self.runs[-1] if self.runs else None
+
+
+# -- diagnoses and repairs, as logged -------------------------------------------------------------------
+DiagnosisKind = Literal[
+    "missing_module",
+    "missing_header",
+    "missing_library",
+    "missing_tool",
+    "python_version",
+    "vcs_version",
+    "unknown_pytest_option",
+    "unknown_pytest_config",
+    "unknown_pytest_marker",
+    "deprecation_as_error",
+    "async_tests_without_plugin",
+    "no_distribution",
+    "installer_parse_error",
+    "service_unavailable",
+    "timeout",
+    "unknown",
+]
+
+
+class Diagnosis(BaseModel):
+    """What a failure means: a kind, the name it is about, and the output line that shows it."""
+
+    kind: DiagnosisKind
+    subject: str = ""
+    """The module, header, library, tool, option, distribution or version the failure is about."""
+    evidence: str = ""
+
+    def describe(self) -> str:
+        return f"{self.kind.replace('_', ' ')}: {self.subject}" if self.subject else self.kind
+
+
+RepairKind = Literal["insert_before", "replace", "set_env", "switch_python", "stub_distribution",
+                     "deselect", "skip", "test_args", "give_up"]
+
+
+class Repair(BaseModel):
+    """One fix. `insert_before` runs `step` then retries the failing command; `replace` swaps it;
+    `skip` drops an auxiliary step (never the project install) and goes on without it."""
+
+    kind: RepairKind
+    reason: str
+    step: Step | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    python: str | None = None
+    distribution: str | None = None
+    """For stub_distribution: the distribution that cannot be installed."""
+    import_name: str | None = None
+    """For stub_distribution: the module the stub provides."""
+    tests: list[str] = Field(default_factory=list)
+    """For deselect: pytest node ids or file paths."""
+    args: str | None = None
+    """For test_args: options appended to the test command (e.g. warning filters)."""
+
+
+# -- the environment ---------------------------------------------------------------------------------
+SPEC_FORMAT = "autoinstall-env/1"
+
+FailureClass = Literal["source_error", "no_build_files", "no_tests", "install_failed", "collection_failed",
+                       "tests_failing", "budget_exhausted", "infrastructure", "rebuild_mismatch",
+                       "model_error"]
+
+
+class Failure(BaseModel):
+    """Why an environment is not verified, with the evidence."""
+
+    failure_class: FailureClass
+    message: str
+    step_index: int | None = None
+    """1-based index of the failing install step, when one failed."""
+    evidence: str = ""
+
+
+class StubRecord(BaseModel):
+    """A distribution that could not be installed and was replaced by a stub module."""
+
+    distribution: str
+    import_name: str
+    reason: str
+
+
+class StepLog(BaseModel):
+    """One command run during install, successful or not."""
+
+    index: int
+    phase: Literal["install", "check", "tests"]
+    command: str
+    exit_code: int
+    duration_s: float
+    timed_out: bool = False
+    log_file: str = ""
+    """Path of the full output, relative to the environment's directory."""
+    diagnosis: Diagnosis | None = None
+    repair: Repair | None = None
+
+
+class Timings(BaseModel):
+    source_s: float = 0.0
+    propose_s: float = 0.0
+    install_s: float = 0.0
+    verify_s: float = 0.0
+    total_s: float = 0.0
+
+
+class SourceRecord(BaseModel):
+    """Where the code came from."""
+
+    repo: str
+    name: str
+    commit: str | None = None
+    commit_date: str | None = None
+    is_dirty: bool = False
+    """A local work tree with uncommitted changes: the checkout is not exactly `commit`."""
+    content_digest: str | None = None
+    """sha256 of the checkout's files (set when there is no clean commit to name it by)."""
+
+    @property
+    def revision(self) -> str:
+        """What names this version of the code: the commit, or a content digest for plain/dirty dirs."""
+        if self.commit and not self.is_dirty:
+            return self.commit[:12]
+        digest = (self.content_digest or "unknown")[:12]
+        return f"{self.commit[:7]}-dirty-{digest[:8]}" if self.commit else f"dir-{digest}"
+
+
+class EnvSpec(BaseModel):
+    """One environment: verified or failed, and exactly how it was made."""
+
+    format: str = SPEC_FORMAT
+    status: Literal["verified", "failed"]
+    source: SourceRecord
+    model: str
+    base_image: str | None = None
+    python: str | None = None
+    image: str | None = None
+    """The environment image (tag). For a failed build: its last good state, where `debug` starts."""
+    env_dir: str | None = None
+    """Host directory with spec.json, Dockerfile, context/ and logs/."""
+    plan: Plan
+    steps: list[Step] = Field(default_factory=list)
+    """The steps that succeeded, in the order they ran: what the Dockerfile replays."""
+    env: dict[str, str] = Field(default_factory=dict)
+    stubs: list[StubRecord] = Field(default_factory=list)
+    deselected: list[Deselection] = Field(default_factory=list)
+    skipped: list[Repair] = Field(default_factory=list)
+    """Planned steps that failed, could not be fixed, and were left out (never the project install)."""
+    test_command: str | None = None
+    verification: Verification | None = None
+    failure: Failure | None = None
+    log: list[StepLog] = Field(default_factory=list)
+    timings: Timings = Field(default_factory=Timings)
+    dockerfile: str | None = None
+    created_at: str = ""
