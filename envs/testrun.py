@@ -15,6 +15,13 @@ from envs.base import Sandbox
 from envs.spec import Deselection, Outcome, Plan, TestResult, TestRun
 
 TestRunner = Literal["pytest", "unittest", "custom", "none"]
+COLLECTING_RUNNERS = frozenset({"pytest"})
+"""Runners with a collect-only mode, so that a `collect` check can run before the tests do."""
+
+
+def collects(runner: str) -> bool:
+    """True when `runner` can collect tests without running them (its `collect` checks are meaningful)."""
+    return runner in COLLECTING_RUNNERS
 
 
 def test_command(plan: Plan) -> str | None:

@@ -37,6 +37,14 @@ SKIP_DIRS = {
 MAX_FILE_BYTES = 2_000_000
 
 
+def inside(root: Path, path: Path) -> bool:
+    """True when `path`, with every symlink resolved, stays under `root`: the survey reads nothing else."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
 class RepoFiles:
     """One repository's files, read at most once each, with problems collected in `notes`."""
 
@@ -55,7 +63,9 @@ class RepoFiles:
             path = self.root / rel
             content = None
             try:
-                if path.is_file() and path.stat().st_size <= MAX_FILE_BYTES:
+                if not inside(self.root, path):
+                    self.notes.append(f"{rel}: points outside the checkout, not read")
+                elif path.is_file() and path.stat().st_size <= MAX_FILE_BYTES:
                     content = path.read_text(encoding="utf-8", errors="replace")
             except OSError as e:
                 self.notes.append(f"{rel}: could not be read ({e})")

@@ -15,7 +15,7 @@ from autoinstall.plan.models.chat_client import ModelError
 from autoinstall.verify.checks import judge, run_check
 from envs.base import ExecResult, Sandbox
 from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord
-from envs.testrun import run_tests, test_command
+from envs.testrun import collects, run_tests, test_command
 
 SandboxFactory = Callable[[str], Sandbox]
 """Given a Python version ("3.11"), return an unstarted sandbox with that interpreter and the venv active."""
@@ -208,9 +208,9 @@ class Installer:
         return None
 
     def _pre_checks(self) -> list[Check]:
-        """The checks worth running before the tests: imports, and collection when pytest runs them."""
+        """The checks worth running before the tests: imports, and collection when the runner can collect."""
         return [c for c in self.plan.checks if c.kind == "import"
-                or (c.kind == "collect" and self.plan.test_runner == "pytest")]
+                or (c.kind == "collect" and collects(self.plan.test_runner))]
 
     def _repair_checks(self) -> tuple[list[CheckResult], Failure | None, bool]:
         """Run the pre-checks; at the first required one that fails, apply a repair.

@@ -7,6 +7,12 @@
   it is cloned at that commit instead, so the checkout is exactly that commit.
 The user's input is never modified: git runs with GIT_OPTIONAL_LOCKS=0 (no index refresh) and clones
 copy objects rather than hard-linking them. Virtualenvs, tox/nox envs and caches are not copied.
+
+Repositories are strangers' code, so git is inert on them: every invocation carries config overrides
+(INERT_CONFIG, through GIT_CONFIG_COUNT, which outranks the repository's own config) that disable hooks,
+fsmonitor, pagers, editors, credential helpers and external diff drivers; a copied work tree gets a
+`.git/config` written here (its own may define filter and diff drivers that checkout and status would
+run), and only then is git asked whether it is dirty.
 """
 
 from __future__ import annotations
@@ -20,7 +26,33 @@ from typing import Literal
 import git
 from pydantic import BaseModel
 
-GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "GIT_ASKPASS": "true"}
+INERT_CONFIG = {
+    "core.fsmonitor": "false",
+    "core.hooksPath": "/dev/null",
+    "core.pager": "cat",
+    "core.editor": "true",
+    "core.askPass": "true",
+    "core.gitProxy": "",
+    "core.alternateRefsCommand": "",
+    "credential.helper": "",
+    "diff.external": "",
+    "protocol.ext.allow": "never",
+    "uploadpack.packObjectsHook": "",
+}
+"""Config that every git invocation on a source carries: nothing in the repository's config runs."""
+KEPT_CONFIG = ("core.repositoryformatversion", "extensions.objectformat", "extensions.refstorage")
+"""What a copied work tree's `.git/config` keeps: what git needs to read the repository, nothing it runs."""
+
+
+def _inert_env() -> dict[str, str]:
+    env = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "GIT_ASKPASS": "true",
+           "GIT_CONFIG_COUNT": str(len(INERT_CONFIG))}
+    for i, (key, value) in enumerate(INERT_CONFIG.items()):
+        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
+    return env
+
+
+GIT_ENV = _inert_env()
 URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://|^[\w.-]+@[\w.-]+:")
 NOT_COPIED = {
     ".tox",
@@ -162,8 +194,8 @@ def _local(repo: str, path: Path, commit: str | None, dest: Path) -> SourceInfo:
             name=repo_name(str(path)),
         )
     head = _resolve(local, None, str(path))
-    dirty = bool(local.git.status("--porcelain").strip())  # `git diff` would refresh the user's index
     shutil.copytree(path, dest, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
+    dirty = _dirty_copy(dest)
     return SourceInfo(
         url_or_path=repo,
         kind="dir",
@@ -172,6 +204,39 @@ def _local(repo: str, path: Path, commit: str | None, dest: Path) -> SourceInfo:
         commit_date=head.committed_datetime.isoformat(),
         name=repo_name(str(path)),
     )
+
+
+def _dirty_copy(copy: Path) -> bool:
+    """Whether a copied work tree differs from its HEAD, asked of git only after its config was replaced.
+
+    A `.git` file (a linked worktree or submodule) points at a git directory elsewhere whose config
+    cannot be rewritten here: such a copy counts as dirty, and its content digest names it.
+    """
+    git_dir = copy / ".git"
+    if not git_dir.is_dir():
+        return True
+    _write_inert_config(git_dir)
+    shutil.rmtree(git_dir / "hooks", ignore_errors=True)
+    (git_dir / "config.worktree").unlink(missing_ok=True)
+    try:
+        return bool(git.Repo(copy).git.status("--porcelain", env=GIT_ENV).strip())
+    except git.GitCommandError:
+        return True
+
+
+def _write_inert_config(git_dir: Path) -> None:
+    """Replace `.git/config` by one that keeps only KEPT_CONFIG (read without running anything)."""
+    config = git_dir / "config"
+    reader = git.GitConfigParser(str(config), read_only=True) if config.is_file() else None
+    kept = []
+    for key in KEPT_CONFIG:
+        section, option = key.split(".")
+        if reader is not None and reader.has_option(section, option):
+            kept.append((section, option, str(reader.get_value(section, option))))
+    lines: dict[str, list[str]] = {"core": ["\tbare = false"]}
+    for section, option, value in kept:
+        lines.setdefault(section, []).append(f"\t{option} = {value}")
+    config.write_text("".join(f"[{s}]\n" + "\n".join(v) + "\n" for s, v in lines.items()))
 
 
 def prepare_source(repo: str, commit: str | None, dest: Path) -> SourceInfo:

@@ -5,7 +5,7 @@ import time
 
 from envs.base import Sandbox
 from envs.spec import DEFAULT_THRESHOLD, Check, CheckResult, Deselection, Plan, TestRun, Verification
-from envs.testrun import run_tests, test_command
+from envs.testrun import collects, run_tests, test_command
 
 
 def run_check(sandbox: Sandbox, check: Check, timeout_s: float, env: dict[str, str] | None = None) -> CheckResult:
@@ -46,7 +46,7 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
     """Run checks once and the tests `runs` times; the last run decides, differing outcomes are flaky."""
     started = time.monotonic()
     checks = [run_check(sandbox, c, timeout_s, env) for c in plan.checks if c.kind not in ("tests", "collect")
-              or (c.kind == "collect" and plan.test_runner == "pytest")]
+              or (c.kind == "collect" and collects(plan.test_runner))]
     test_runs = []
     if test_command(plan) is not None:
         for _ in range(runs):

@@ -16,6 +16,7 @@ from autoinstall.ecosystems.python.repairs import repair
 from autoinstall.ecosystems.python.stubs import build_stub_wheel, files_importing, stub_version
 from autoinstall.ecosystems.python.survey import survey
 from autoinstall.ecosystems.python.survey.facts import RepoFacts
+from autoinstall.ecosystems.repofiles import RepoFiles
 from envs.base import Sandbox, SandboxFactory
 from envs.spec import Diagnosis, Plan, Repair
 
@@ -56,8 +57,9 @@ class PythonEcosystem:
         return build_stub_wheel(distribution, import_name, stub_version(distribution, output))
 
     def stub_users(self, repo: Path, import_name: str) -> list[str]:
-        tests = {str(p.relative_to(repo)): p.read_text(errors="replace")
-                 for p in repo.rglob("*.py") if "test" in p.name or "tests" in p.parts}
+        files = RepoFiles(repo)
+        tests = {files.rel(p): files.text(files.rel(p)) or "" for p in files.walk((".py",), limit=20000)
+                 if "test" in p.name or "tests" in p.relative_to(repo).parts}
         return files_importing(tests, import_name)
 
     def freeze(self, sandbox: Sandbox) -> str:

@@ -129,8 +129,7 @@ def _package_hints(files: RepoFiles) -> set[str]:
         hints.update(v.split(".")[0] for v in value if isinstance(v, str)) if isinstance(
             value, list
         ) else None
-    setup_py = files.root / "setup.py"
-    text = setup_py.read_text(errors="replace") if setup_py.is_file() else ""
+    text = files.text("setup.py") or ""
     for key in ("packages", "py_modules"):
         for listed in re.findall(rf"\b{key}\s*=\s*\[([^\]]*)\]", text):
             hints.update(n.split(".")[0] for n in re.findall(r"['\"]([\w.]+)['\"]", listed))
