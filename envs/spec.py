@@ -244,6 +244,9 @@ class StepLog(BaseModel):
     timed_out: bool = False
     log_file: str = ""
     """Path of the full output, relative to the environment's directory."""
+    network: bool | None = None
+    """Whether the command ran with the network on: install steps do, the project's checks and tests do
+    not (None in records written before this was kept)."""
     diagnosis: Diagnosis | None = None
     repair: Repair | None = None
 

@@ -71,6 +71,8 @@ class Installer:
         self.result = InstallResult(ok=False, python=plan.python)
         self.started = time.monotonic()
         self.sandbox: Sandbox | None = None
+        self.network = True
+        """Whether the current sandbox is on the network (sandboxes start on it, to install)."""
         self.last_good: str | None = None
 
     # -- running commands -------------------------------------------------------------------
@@ -83,8 +85,16 @@ class Installer:
                            message=f"wall-time budget of {self.budgets.wall_s:.0f} s used up")
         return None
 
+    def _network(self, enabled: bool) -> None:
+        """Install steps reach the registries; the project's own code (checks, tests) runs offline."""
+        assert self.sandbox is not None
+        if self.network != enabled:
+            self.sandbox.set_network(enabled)
+            self.network = enabled
+
     def _run(self, command: str, phase: str, timeout: float) -> tuple[ExecResult, StepLog]:
         assert self.sandbox is not None
+        self._network(True)
         self.report("step", command)
         result = self.sandbox.exec(command, timeout=timeout, env=self.result.env or None)
         entry = self._record(command, phase, result.exit_code, result.duration_s, result.output)
@@ -95,7 +105,7 @@ class Installer:
     def _record(self, command: str, phase: str, code: int, duration: float, output: str) -> StepLog:
         """Append a log entry and write the command's full output next to the spec."""
         entry = StepLog(index=len(self.result.log) + 1, phase=phase, command=command, exit_code=code,  # type: ignore[arg-type]
-                        duration_s=round(duration, 3))
+                        duration_s=round(duration, 3), network=self.network)
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             name = f"{entry.index:03d}-{phase}.log"
@@ -219,6 +229,7 @@ class Installer:
         """
         assert self.sandbox is not None
         checks: list[CheckResult] = []
+        self._network(False)
         for check in self._pre_checks():
             result = run_check(self.sandbox, check, self.budgets.step_timeout_s, self.result.env)
             checks.append(result)
@@ -237,6 +248,7 @@ class Installer:
     def _repair_tests(self, checks: list[CheckResult]) -> tuple[Failure | None, bool]:
         """Run the tests once; returns (failure, finished): finished when they pass or nothing helps."""
         assert self.sandbox is not None
+        self._network(False)
         run = run_tests(self.sandbox, test_command(self.plan), self.plan.test_runner, self.result.deselected,
                         self.budgets.test_timeout_s, self.result.env)
         ok, reason = judge(checks, [run], self.budgets.threshold)
@@ -271,6 +283,7 @@ class Installer:
     def _attempt(self) -> Failure | None:
         self.sandbox = self.make_sandbox(self.result.python)
         self.sandbox.start()
+        self.network = True
         self.sandbox.put(self.repo, self.sandbox.workdir)
         self._install_stub_wheels()
         self._snapshot("source")

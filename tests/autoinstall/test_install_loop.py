@@ -210,3 +210,25 @@ def test_an_auxiliary_step_that_nothing_fixes_is_skipped_and_recorded() -> None:
     assert result.ok, result.failure
     assert [s.step.command for s in result.skipped if s.step] == ["uv pip install -r dependencies/lock-cp310.txt"]
     assert [s.command for s in result.steps] == ["uv pip install -e '.[test]'"]
+
+
+def test_project_code_runs_offline_and_install_steps_online() -> None:
+    seen: list[tuple[str, bool]] = []
+
+    def behaviour(sb: World, cmd: str, env: dict) -> ExecResult | bytes:
+        seen.append((cmd.split()[0] + (" pytest" if "pytest" in cmd else ""), sb.network))
+        if "apt-get" in cmd:
+            sb.mark("zlib")
+            return OK
+        if cmd.startswith("uv pip install -e") and not sb.has("zlib"):
+            return ExecResult(exit_code=1, stderr="demo/_speed.c:1:10: fatal error: zlib.h: No such file or directory")
+        return PASSING if "pytest" in cmd else OK
+
+    result, _ = install(behaviour)
+    assert result.ok, result.failure
+    assert ("uv", True) in seen and ("apt-get", True) in seen
+    project_code = [(cmd, net) for cmd, net in seen if cmd.startswith("python")]
+    assert {cmd for cmd, _ in project_code} == {"python", "python pytest"}  # the import check, the tests
+    assert not any(net for _, net in project_code), seen
+    assert all(e.network is False for e in result.log if e.phase in ("check", "tests"))
+    assert all(e.network for e in result.log if e.phase == "install")
