@@ -98,6 +98,8 @@ class TestRun(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     """passed/failed/error/skipped, from results or (custom runners) from the summary line."""
     collection_ok: bool = True
+    timed_out: bool = False
+    """The run hit its timeout and was killed."""
     output_tail: str = ""
 
     @property
@@ -211,8 +213,8 @@ class Repair(BaseModel):
 SPEC_FORMAT = "autoinstall-env/1"
 
 FailureClass = Literal["source_error", "no_build_files", "no_tests", "install_failed", "collection_failed",
-                       "tests_failing", "budget_exhausted", "infrastructure", "rebuild_mismatch",
-                       "model_error"]
+                       "tests_failing", "tests_timeout", "memory_limit", "budget_exhausted", "infrastructure",
+                       "rebuild_mismatch", "model_error"]
 
 
 class Failure(BaseModel):

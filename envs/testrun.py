@@ -58,7 +58,8 @@ def run_tests(sandbox: Sandbox, command: str | None, runner: TestRunner, deselec
     is_pytest = runner == "pytest"
     full = f"{command} {pytest_args(deselected, junit)}" if is_pytest else command
     result = sandbox.exec(full, timeout=timeout_s, env=env)
-    run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, output_tail=result.output[-4000:])
+    run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
+                  output_tail=result.output[-4000:])
     if is_pytest:
         try:
             run.results = parse_junit(sandbox.read_file(junit).decode("utf-8", "replace"))

@@ -12,7 +12,7 @@ from autoinstall.ecosystems.detect import FALLBACK
 from autoinstall.options import Budgets
 from autoinstall.plan.agent_tools import tools_in, wants_tools
 from autoinstall.plan.models.chat_client import ModelError
-from autoinstall.verify.checks import judge, run_check
+from autoinstall.verify.checks import judge, run_check, run_failure_class
 from envs.base import ExecResult, Sandbox
 from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord
 from envs.testrun import collects, run_tests, test_command
@@ -262,8 +262,7 @@ class Installer:
         repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", output, entry, failed,
                                  [r.test_id for r in run.results])
         if repair is None:
-            cls = "collection_failed" if not run.collection_ok else "tests_failing"
-            return Failure(failure_class=cls, message=reason, evidence=run.output_tail[-1500:]), True
+            return Failure(failure_class=run_failure_class(run), message=reason, evidence=run.output_tail[-1500:]), True
         failure = self._add_steps(repair)
         return failure, failure is not None
 

@@ -4,8 +4,29 @@ from __future__ import annotations
 import time
 
 from envs.base import Sandbox
-from envs.spec import DEFAULT_THRESHOLD, Check, CheckResult, Deselection, Plan, TestRun, Verification
+from envs.spec import (
+    DEFAULT_THRESHOLD,
+    Check,
+    CheckResult,
+    Deselection,
+    FailureClass,
+    Plan,
+    TestRun,
+    Verification,
+)
 from envs.testrun import collects, run_tests, test_command
+
+KILLED = 137
+"""Exit status of a process ended by SIGKILL: the kernel's OOM killer inside a memory-limited sandbox."""
+
+
+def run_failure_class(run: TestRun) -> FailureClass:
+    """Why a test run that did not pass failed: timeout, memory, collection, or the tests themselves."""
+    if run.timed_out:
+        return "tests_timeout"
+    if run.exit_code == KILLED and not run.collection_ok:
+        return "memory_limit"
+    return "collection_failed" if not run.collection_ok else "tests_failing"
 
 
 def run_check(sandbox: Sandbox, check: Check, timeout_s: float, env: dict[str, str] | None = None) -> CheckResult:
@@ -23,6 +44,11 @@ def judge(checks: list[CheckResult], runs: list[TestRun], threshold: float) -> t
     if not runs:
         return False, "no test command"
     last = runs[-1]
+    if last.timed_out:
+        return False, f"the test run hit its timeout after {last.duration_s:.0f} s and was killed"
+    if last.exit_code == KILLED and not last.collection_ok:
+        return False, ("the test run was killed (exit 137): most likely by the sandbox's memory limit "
+                       "(--memory-mb raises it)")
     if not last.collection_ok:
         return False, f"test collection failed (exit {last.exit_code})"
     if last.passed == 0:

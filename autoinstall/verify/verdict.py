@@ -1,6 +1,7 @@
 """From a Verification to the spec's status and failure class."""
 from __future__ import annotations
 
+from autoinstall.verify.checks import run_failure_class
 from envs.spec import EnvSpec, Failure, Verification
 
 
@@ -14,5 +15,4 @@ def judge_spec(spec: EnvSpec, verification: Verification) -> None:
         spec.failure = None
     else:
         last = verification.last_run
-        cls = "collection_failed" if not last.collection_ok else "tests_failing"
-        spec.failure = Failure(failure_class=cls, message=verification.reason, evidence=last.output_tail[-1500:])
+        spec.failure = Failure(failure_class=run_failure_class(last), message=verification.reason, evidence=last.output_tail[-1500:])

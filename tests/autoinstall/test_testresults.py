@@ -1,4 +1,4 @@
-from autoinstall.verify.checks import flaky_tests, judge
+from autoinstall.verify.checks import flaky_tests, judge, run_failure_class
 from envs.spec import Deselection, TestRun
 from envs.testrun import count, parse_junit, parse_summary, pytest_args
 
@@ -65,3 +65,14 @@ def test_inherited_tests_are_named_by_the_module_that_collected_them() -> None:
     xml = ('<testsuites><testsuite><testcase classname="tests.test_psycopg2_dbapi20.Psycopg2Tests" '
            'name="test_BINARY" file="tests/dbapi20.py" line="10" time="0"/></testsuite></testsuites>')
     assert parse_junit(xml)[0].test_id == "tests/test_psycopg2_dbapi20.py::Psycopg2Tests::test_BINARY"
+
+
+def test_a_killed_or_timed_out_run_is_named_for_what_killed_it() -> None:
+    oom = TestRun(exit_code=137, collection_ok=False, output_tail="Killed")
+    timeout = TestRun(exit_code=124, collection_ok=False, timed_out=True, duration_s=900)
+    broken = TestRun(exit_code=2, collection_ok=False)
+    failing = TestRun(exit_code=1, counts={"passed": 1, "failed": 3})
+    assert [run_failure_class(r) for r in (oom, timeout, broken, failing)] == [
+        "memory_limit", "tests_timeout", "collection_failed", "tests_failing"]
+    assert "memory limit" in judge([], [oom], 0.9)[1] and "--memory-mb" in judge([], [oom], 0.9)[1]
+    assert "timeout after 900 s" in judge([], [timeout], 0.9)[1]
