@@ -15,9 +15,10 @@ from autoinstall.install import install
 from autoinstall.options import BuildOptions, docker_factory
 from autoinstall.plan import propose
 from autoinstall.record import default_env_dir, finish, keep_failed, slug, write_outputs
+from autoinstall.record.lock import build_lock
 from autoinstall.source import check_out
 from envs.base import SandboxFactory
-from envs.spec import EnvSpec, Failure, Timings
+from envs.spec import EnvSpec, Failure, SourceRecord, Timings
 
 Report = Callable[[str, str], None]
 
@@ -47,26 +48,32 @@ def build_environment(repo: str, options: BuildOptions | None = None, report: Re
         record = check_out(repo, options.commit, src)
         timings.source_s = round(time.monotonic() - started, 3)
         out = options.out_dir or default_env_dir(slug(record.name), record.revision, options.model)
+        with build_lock(out):
+            return _build(src, record, out, options, say, timings, started, factory)
 
-        say("phase", "propose")
-        t0 = time.monotonic()
-        model, plan = propose(src, options)
-        timings.propose_s = round(time.monotonic() - t0, 3)
-        spec = EnvSpec(status="failed", source=record, env_dir=str(out), model=model.name, plan=plan,
-                       python=plan.python, test_command=plan.test_command,
-                       created_at=dt.datetime.now(dt.UTC).isoformat())
-        if not plan.steps and plan.test_runner == "none":
-            spec.failure = Failure(failure_class="no_build_files",
-                                   message="nothing to install: no build files, requirements or tests found",
-                                   evidence="; ".join(plan.notes))
-        else:
-            say("phase", "install")
-            _install_and_record(spec, model, src, out, options, say, timings,
-                                factory or docker_factory(options.limits))
-        timings.total_s = round(time.monotonic() - started, 3)
-        spec.timings = timings
-        write_outputs(out, spec)
-        return spec
+
+def _build(src: Path, record: SourceRecord, out: Path, options: BuildOptions, say: Report, timings: Timings,
+           started: float, factory: SandboxFactory | None) -> EnvSpec:
+    """Propose, install, verify and record one checkout (the caller holds the build lock)."""
+    say("phase", "propose")
+    t0 = time.monotonic()
+    model, plan = propose(src, options)
+    timings.propose_s = round(time.monotonic() - t0, 3)
+    spec = EnvSpec(status="failed", source=record, env_dir=str(out), model=model.name, plan=plan,
+                   python=plan.python, test_command=plan.test_command,
+                   created_at=dt.datetime.now(dt.UTC).isoformat())
+    if not plan.steps and plan.test_runner == "none":
+        spec.failure = Failure(failure_class="no_build_files",
+                               message="nothing to install: no build files, requirements or tests found",
+                               evidence="; ".join(plan.notes))
+    else:
+        say("phase", "install")
+        _install_and_record(spec, model, src, out, options, say, timings,
+                            factory or docker_factory(options.limits))
+    timings.total_s = round(time.monotonic() - started, 3)
+    spec.timings = timings
+    write_outputs(out, spec)
+    return spec
 
 
 def _install_and_record(spec: EnvSpec, model: object, src: Path, out: Path, options: BuildOptions, say: Report,

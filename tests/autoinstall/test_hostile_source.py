@@ -1,4 +1,5 @@
-"""Hostile repositories on the host side: git config that runs commands, symlinks out of the checkout.
+"""Hostile repositories on the host side: git config that runs commands, symlinks out of the checkout,
+concurrent builds of one environment.
 
 Each fixture is built in tmp_path (a repository cannot be committed with its own .git) and first shown to
 be really hostile: plain git run on it executes the planted command. Then autoinstall must not.
@@ -12,7 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from autoinstall.options import BuildOptions
+from autoinstall.pipeline import build_environment
 from autoinstall.plan import propose_plan
+from autoinstall.record.lock import BuildLockedError, build_lock
 from autoinstall.source import prepare_source
 from autoinstall.survey import survey
 
@@ -115,3 +119,14 @@ def test_the_survey_reads_nothing_outside_the_checkout(tmp_path: Path) -> None:
     assert any("requirements.txt: points outside the checkout" in n for n in facts.notes)
     plan = propose_plan(str(repo))
     assert "hunter2" not in plan.model_dump_json()
+
+
+def test_one_build_of_an_environment_at_a_time(tmp_path: Path) -> None:
+    out = tmp_path / "env"
+    fixture = Path(__file__).parents[1] / "fixtures" / "repos" / "pep621_extras"
+    with build_lock(out):
+        with pytest.raises(BuildLockedError, match=rf"process {os.getpid()}.*--out DIR"):
+            build_environment(str(fixture), BuildOptions(out_dir=out))
+    assert not (out / "spec.json").exists()
+    with build_lock(out):  # released, and free again
+        pass
