@@ -137,6 +137,31 @@ class CheckResult(BaseModel):
     output_tail: str = ""
 
 
+DEFAULT_MAX_DESELECTED = 0.05
+
+
+class Collection(BaseModel):
+    """How many tests the suite has, counted by the runner itself (tests, not files or entries)."""
+
+    default: int | None = None
+    """Collected by the runner's own default configuration (pytest: its ini/testpaths, run from the root)."""
+    command: int | None = None
+    """Collected by the plan's test command, nothing deselected."""
+    selected: int | None = None
+    """Collected by the plan's test command with the deselections: what verification runs."""
+    notes: list[str] = Field(default_factory=list)
+    """Why a count is missing or was taken another way."""
+
+    @property
+    def deselected(self) -> int | None:
+        return None if self.command is None or self.selected is None else max(0, self.command - self.selected)
+
+    @property
+    def suite(self) -> int | None:
+        """The size of the suite to compare with: the default collection, else the command's."""
+        return self.default if self.default else self.command
+
+
 class Verification(BaseModel):
     """The verdict on one environment."""
 
@@ -147,6 +172,12 @@ class Verification(BaseModel):
     flaky: list[str] = Field(default_factory=list)
     """Tests whose outcome differed between runs."""
     threshold: float = DEFAULT_THRESHOLD
+    max_deselected: float = DEFAULT_MAX_DESELECTED
+    """Largest share of the suite that may be left out for the environment to count as verified."""
+    collection: Collection | None = None
+    """The suite's size, by the runner (None for runners that cannot collect)."""
+    counts: dict[str, int] = Field(default_factory=dict)
+    """Over all runs, per test: passed (in every run), failed, error, skipped, flaky."""
 
     @property
     def last_run(self) -> TestRun | None:
@@ -213,7 +244,7 @@ class Repair(BaseModel):
 SPEC_FORMAT = "autoinstall-env/1"
 
 FailureClass = Literal["source_error", "no_build_files", "no_tests", "install_failed", "collection_failed",
-                       "tests_failing", "tests_timeout", "memory_limit", "budget_exhausted", "infrastructure",
+                       "tests_failing", "narrow_suite", "tests_timeout", "memory_limit", "budget_exhausted", "infrastructure",
                        "rebuild_mismatch", "model_error"]
 
 

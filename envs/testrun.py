@@ -16,6 +16,8 @@ from envs.spec import Deselection, Outcome, Plan, TestResult, TestRun
 
 TestRunner = Literal["pytest", "unittest", "custom", "none"]
 COLLECTING_RUNNERS = frozenset({"pytest"})
+DEFAULT_COMMANDS = {"pytest": "python -m pytest"}
+"""The runner run with nothing but its own configuration: what "the default collection" means."""
 """Runners with a collect-only mode, so that a `collect` check can run before the tests do."""
 
 
@@ -34,9 +36,34 @@ def test_command(plan: Plan) -> str | None:
 def pytest_args(deselected: list[Deselection], junit_path: str) -> str:
     """Options appended to a pytest command: JUnit output, no cache, the deselections."""
     args = ["-p", "no:cacheprovider", "-o", "junit_family=xunit1", f"--junitxml={junit_path}", "--color=no"]
-    for d in deselected:
-        args += [f"--deselect={d.test}"] if "::" in d.test else [f"--ignore={d.test}"]
-    return " ".join(shlex.quote(a) for a in args)
+    return " ".join(shlex.quote(a) for a in [*args, *selection_args(deselected)])
+
+
+def selection_args(deselected: list[Deselection]) -> list[str]:
+    """pytest options that leave out the deselected node ids (--deselect) and files (--ignore)."""
+    return [f"--deselect={d.test}" if "::" in d.test else f"--ignore={d.test}" for d in deselected]
+
+
+_COLLECTED = re.compile(r"^(?:(?P<selected>\d+)/)?(?P<total>\d+) tests? collected|^(?P<none>no tests) collected", re.M)
+
+
+def collect_count(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
+                  env: dict[str, str] | None = None) -> tuple[int | None, str]:
+    """How many tests a pytest command collects with `deselected` left out, without running them.
+
+    Returns:
+        (count, note): the count, or None with a note saying why it could not be read.
+    """
+    args = ["-p", "no:cacheprovider", "--collect-only", "-q", "--color=no", *selection_args(deselected)]
+    result = sandbox.exec(f"{command} {' '.join(shlex.quote(a) for a in args)}", timeout=timeout_s, env=env)
+    found = list(_COLLECTED.finditer(result.output))
+    if not found:
+        tail = result.output.strip().splitlines()[-1:] or ["(no output)"]
+        return None, f"`{command} --collect-only` printed no count (exit {result.exit_code}): {tail[0][:200]}"
+    last = found[-1]
+    if last.group("none"):
+        return 0, ""
+    return int(last.group("selected") or last.group("total")), ""
 
 
 def run_tests(sandbox: Sandbox, command: str | None, runner: TestRunner, deselected: list[Deselection],

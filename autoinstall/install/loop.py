@@ -16,6 +16,7 @@ from autoinstall.verify.checks import judge, run_check, run_failure_class
 from envs.base import ExecResult, Sandbox
 from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord
 from envs.testrun import collects, run_tests, test_command
+from tools import ToolServerError
 
 SandboxFactory = Callable[[str], Sandbox]
 """Given a Python version ("3.11"), return an unstarted sandbox with that interpreter and the venv active."""
@@ -136,6 +137,8 @@ class Installer:
                 repair = self.model.repair(context)  # type: ignore[attr-defined]
         except ModelError as e:
             raise _ModelFailed(str(e)) from e
+        except ToolServerError as e:
+            raise _ModelFailed(f"the agent tools in the sandbox failed: {e}") from e
         if repair is not None:
             entry.repair = repair
             self.result.repairs.append(repair)

@@ -5,16 +5,18 @@ import time
 
 from envs.base import Sandbox
 from envs.spec import (
+    DEFAULT_MAX_DESELECTED,
     DEFAULT_THRESHOLD,
     Check,
     CheckResult,
+    Collection,
     Deselection,
     FailureClass,
     Plan,
     TestRun,
     Verification,
 )
-from envs.testrun import collects, run_tests, test_command
+from envs.testrun import DEFAULT_COMMANDS, collect_count, collects, run_tests, test_command
 
 KILLED = 137
 """Exit status of a process ended by SIGKILL: the kernel's OOM killer inside a memory-limited sandbox."""
@@ -36,8 +38,65 @@ def run_check(sandbox: Sandbox, check: Check, timeout_s: float, env: dict[str, s
                        output_tail=result.output[-2000:])
 
 
-def judge(checks: list[CheckResult], runs: list[TestRun], threshold: float) -> tuple[bool, str]:
-    """Verified when required checks pass, collection succeeds, >= 1 test passes, pass rate >= threshold."""
+def combine(runs: list[TestRun]) -> dict[str, int]:
+    """Per-test outcome over all runs: passed only when it passed in every run; differing ones are flaky.
+
+    Runners without per-test results are read from their summary lines: passed is the fewest any run had.
+    """
+    counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0, "flaky": 0}
+    if not runs:
+        return counts
+    if not all(r.results for r in runs):
+        last = runs[-1]
+        counts.update({k: last.counts.get(k, 0) for k in ("failed", "error", "skipped")})
+        counts["passed"] = min(r.counts.get("passed", 0) for r in runs)
+        counts["failed"] += last.counts.get("passed", 0) - counts["passed"]
+        return counts
+    seen: dict[str, list[str]] = {}
+    for run in runs:
+        for r in run.results:
+            seen.setdefault(r.test_id, []).append(r.outcome)
+    for outcomes in seen.values():
+        if len(set(outcomes)) > 1:
+            counts["flaky"] += 1
+        elif len(outcomes) < len(runs):
+            counts["error"] += 1  # missing from a run: it did not pass there
+        else:
+            counts[outcomes[0]] += 1
+    return counts
+
+
+def pass_rate(counts: dict[str, int]) -> float:
+    """Passed over the tests that ran (skipped ones are not counted; flaky ones count as not passed)."""
+    ran = sum(counts.get(k, 0) for k in ("passed", "failed", "error", "flaky"))
+    return counts.get("passed", 0) / ran if ran else 0.0
+
+
+def narrow_suite(collection: Collection | None, max_deselected: float) -> str:
+    """Why the test command itself covers too little of the default suite ("" when it does not)."""
+    if collection is None or not collection.default or collection.command is None:
+        return ""
+    if collection.command < collection.default * (1 - max_deselected):
+        return (f"the test command collects {collection.command} of the {collection.default} tests the suite's "
+                "default configuration collects: it runs a side suite, not the project's tests")
+    return ""
+
+
+def partial_reasons(collection: Collection | None, max_deselected: float) -> list[str]:
+    """What keeps a passing environment from counting as verified: too much of the suite left out."""
+    if collection is None or not collection.suite or collection.selected is None:
+        return []
+    left_out = 1 - collection.selected / collection.suite
+    if left_out > max_deselected:
+        return [f"{collection.suite - collection.selected} of {collection.suite} tests "
+                f"({left_out:.0%}) are deselected, over the cap of {max_deselected:.0%} (--max-deselected)"]
+    return []
+
+
+def judge(checks: list[CheckResult], runs: list[TestRun], threshold: float,
+          collection: Collection | None = None, max_deselected: float = DEFAULT_MAX_DESELECTED) -> tuple[bool, str]:
+    """Runs when required checks pass, collection succeeds, the command covers the suite, >= 1 test passes
+    (in every run) and the pass rate >= threshold."""
     failed = [c.name for c in checks if c.required and not c.ok]
     if failed:
         return False, f"required check(s) failed: {', '.join(failed)}"
@@ -51,11 +110,16 @@ def judge(checks: list[CheckResult], runs: list[TestRun], threshold: float) -> t
                        "(--memory-mb raises it)")
     if not last.collection_ok:
         return False, f"test collection failed (exit {last.exit_code})"
-    if last.passed == 0:
-        return False, "no test passed"
-    if last.pass_rate < threshold:
-        return False, f"pass rate {last.pass_rate:.2f} below threshold {threshold:.2f}"
-    return True, f"{last.passed}/{last.ran} tests passed"
+    if narrow := narrow_suite(collection, max_deselected):
+        return False, narrow
+    counts = combine(runs)
+    if counts["passed"] == 0:
+        return False, "no test passed" + (" in every run" if len(runs) > 1 and last.passed else "")
+    rate = pass_rate(counts)
+    if rate < threshold:
+        return False, f"pass rate {rate:.2f} below threshold {threshold:.2f}"
+    ran = sum(counts[k] for k in ("passed", "failed", "error", "flaky"))
+    return True, f"{counts['passed']}/{ran} tests passed" + (" in every run" if len(runs) > 1 else "")
 
 
 def flaky_tests(runs: list[TestRun]) -> list[str]:
@@ -67,17 +131,43 @@ def flaky_tests(runs: list[TestRun]) -> list[str]:
 
 
 def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs: int = 2,
-           threshold: float = DEFAULT_THRESHOLD, timeout_s: float = 1800,
-           env: dict[str, str] | None = None) -> Verification:
+           threshold: float = DEFAULT_THRESHOLD, timeout_s: float = 1800, env: dict[str, str] | None = None,
+           max_deselected: float = DEFAULT_MAX_DESELECTED) -> Verification:
     """Run checks once and the tests `runs` times; the last run decides, differing outcomes are flaky."""
     started = time.monotonic()
     checks = [run_check(sandbox, c, timeout_s, env) for c in plan.checks if c.kind not in ("tests", "collect")
               or (c.kind == "collect" and collects(plan.test_runner))]
+    collection = count_suite(sandbox, plan, deselected, timeout_s, env)
     test_runs = []
     if test_command(plan) is not None:
         for _ in range(runs):
             remaining = max(60.0, timeout_s - (time.monotonic() - started))
             test_runs.append(run_tests(sandbox, test_command(plan), plan.test_runner, deselected, remaining, env))
-    ok, reason = judge(checks, test_runs, threshold)
-    return Verification(verified=ok, reason=reason, checks=checks, runs=test_runs,
-                        flaky=flaky_tests(test_runs), threshold=threshold)
+    ok, reason = judge(checks, test_runs, threshold, collection, max_deselected)
+    return Verification(verified=ok, reason=reason, checks=checks, runs=test_runs, flaky=flaky_tests(test_runs),
+                        threshold=threshold, max_deselected=max_deselected, collection=collection,
+                        counts=combine(test_runs))
+
+
+def count_suite(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], timeout_s: float,
+                env: dict[str, str] | None = None) -> Collection | None:
+    """The suite's size by the runner: the default configuration, the test command, and what is selected."""
+    command = test_command(plan)
+    if command is None or not collects(plan.test_runner):
+        return None
+    collection = Collection()
+    collection.command, note = collect_count(sandbox, command, [], timeout_s, env)
+    notes = [note]
+    if deselected:
+        collection.selected, note = collect_count(sandbox, command, deselected, timeout_s, env)
+        notes.append(note)
+    else:
+        collection.selected = collection.command
+    default = DEFAULT_COMMANDS.get(plan.test_runner)
+    if default and command.split() != default.split():
+        collection.default, note = collect_count(sandbox, default, [], timeout_s, env)
+        notes.append(note and f"default configuration: {note}")
+    else:
+        collection.default = collection.command
+    collection.notes = [n for n in notes if n]
+    return collection

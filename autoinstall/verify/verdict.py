@@ -1,7 +1,7 @@
 """From a Verification to the spec's status and failure class."""
 from __future__ import annotations
 
-from autoinstall.verify.checks import run_failure_class
+from autoinstall.verify.checks import narrow_suite, run_failure_class
 from envs.spec import EnvSpec, Failure, Verification
 
 
@@ -15,4 +15,7 @@ def judge_spec(spec: EnvSpec, verification: Verification) -> None:
         spec.failure = None
     else:
         last = verification.last_run
-        spec.failure = Failure(failure_class=run_failure_class(last), message=verification.reason, evidence=last.output_tail[-1500:])
+        narrow = last.collection_ok and not last.timed_out and narrow_suite(verification.collection,
+                                                                            verification.max_deselected)
+        spec.failure = Failure(failure_class="narrow_suite" if narrow else run_failure_class(last),
+                               message=verification.reason, evidence=last.output_tail[-1500:])

@@ -1,6 +1,16 @@
-from autoinstall.verify.checks import flaky_tests, judge, run_failure_class
-from envs.spec import Deselection, TestRun
-from envs.testrun import count, parse_junit, parse_summary, pytest_args
+from autoinstall.verify.checks import (
+    combine,
+    flaky_tests,
+    judge,
+    narrow_suite,
+    partial_reasons,
+    pass_rate,
+    run_failure_class,
+)
+from envs.base import ExecResult
+from envs.fake import FakeSandbox
+from envs.spec import Collection, Deselection, TestResult, TestRun
+from envs.testrun import collect_count, count, parse_junit, parse_summary, pytest_args
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="4">
 <testcase classname="tests.test_a.TestX" name="test_b[1-2]" file="tests/test_a.py" line="3" time="0.01">
@@ -76,3 +86,50 @@ def test_a_killed_or_timed_out_run_is_named_for_what_killed_it() -> None:
         "memory_limit", "tests_timeout", "collection_failed", "tests_failing"]
     assert "memory limit" in judge([], [oom], 0.9)[1] and "--memory-mb" in judge([], [oom], 0.9)[1]
     assert "timeout after 900 s" in judge([], [timeout], 0.9)[1]
+
+
+def _outcomes(*outcomes: tuple[str, str]) -> TestRun:
+    results = [TestResult(test_id=t, outcome=o) for t, o in outcomes]  # type: ignore[arg-type]
+    return TestRun(exit_code=0, results=results, counts=count(results))
+
+
+def test_a_test_passes_only_when_it_passed_in_every_outcomes() -> None:
+    first = _outcomes(("t::a", "passed"), ("t::b", "passed"), ("t::c", "failed"), ("t::d", "skipped"), ("t::e", "passed"))
+    second = _outcomes(("t::a", "passed"), ("t::b", "failed"), ("t::c", "failed"), ("t::d", "skipped"))
+    assert combine([first, second]) == {"passed": 1, "failed": 1, "error": 1, "skipped": 1, "flaky": 1}
+    assert pass_rate(combine([first, second])) == 0.25  # a; over a, b (flaky), c, e (missing from run 2)
+    assert judge([], [first, second], 0.2) == (True, "1/4 tests passed in every run")
+    assert judge([], [first, second], 0.9)[0] is False
+
+
+def test_summary_only_runners_count_the_fewest_passes() -> None:
+    runs = [TestRun(exit_code=0, counts={"passed": 10, "failed": 0}), TestRun(exit_code=1, counts={"passed": 9, "failed": 1})]
+    assert combine(runs)["passed"] == 9 and combine(runs)["failed"] == 1
+    assert combine(runs[::-1])["passed"] == 9 and combine(runs[::-1])["failed"] == 1
+
+
+def test_a_command_narrower_than_the_suite_and_too_much_deselection_are_caught() -> None:
+    side = Collection(default=140, command=23, selected=23)
+    assert "23 of the 140" in narrow_suite(side, 0.05)
+    assert judge([], [_outcomes(("b::x", "passed"))], 0.9, side)[0] is False
+    gutted = Collection(default=835, command=835, selected=139)
+    assert narrow_suite(gutted, 0.05) == ""
+    assert partial_reasons(gutted, 0.05) == ["696 of 835 tests (83%) are deselected, over the cap of 5% (--max-deselected)"]
+    assert partial_reasons(Collection(default=100, command=100, selected=96), 0.05) == []
+    assert partial_reasons(None, 0.05) == []
+
+
+def test_collect_count_reads_pytest_collect_only_lines() -> None:
+    sandbox = FakeSandbox(rules=[
+        (r"^python -m pytest tests .*--deselect", "tests/test_a.py::x\n\n139/835 tests collected (696 deselected) in 0.3s\n"),
+        (r"^python -m pytest tests ", "835 tests collected in 0.3s\n"),
+        (r"^python -m pytest ", "no tests collected in 0.01s\n"),
+        (r"^broken ", ExecResult(exit_code=4, stderr="ERROR: usage")),
+    ]).start()
+    picked = [Deselection(test="tests/test_a.py::x[1-2]", reason="r")]
+    assert collect_count(sandbox, "python -m pytest tests", [], 60) == (835, "")
+    assert collect_count(sandbox, "python -m pytest tests", picked, 60) == (139, "")
+    assert "'--deselect=tests/test_a.py::x[1-2]'" in sandbox.commands()[-1]
+    assert collect_count(sandbox, "python -m pytest", [], 60) == (0, "")
+    count_, note = collect_count(sandbox, "broken", [], 60)
+    assert count_ is None and "exit 4" in note and "ERROR: usage" in note
