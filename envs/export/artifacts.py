@@ -21,7 +21,7 @@ def push_all(images: list[str], registry: str | None) -> list[ImageArtifact]:
     Raises:
         EnvError: no registry given, or the registry refused a push (nothing has been written to OUT yet).
     """
-    from envs.docker import push_image
+    from envs.docker import push_image  # the docker SDK loads only when images are pushed
 
     if not registry:
         msg = "--images push needs --registry HOST:PORT (the registry the trainer pulls from)."
@@ -49,7 +49,7 @@ def save_all(manifest: ExportManifest, out: Path) -> None:
         EnvError: a save failed (e.g. the disk filled up). Its partial tarball is gone, the manifest names
             the failure and what was saved; the tasks or rows already written are kept.
     """
-    from envs.docker import save_images
+    from envs.docker import save_images  # the docker SDK loads only when images are saved
 
     (out / IMAGES_DIR).mkdir(exist_ok=True)
     for done, artifact in enumerate(manifest.images):

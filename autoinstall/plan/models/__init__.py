@@ -1,4 +1,4 @@
-"""Prior models: `base.py` (the PriorModel protocol), `embedded/` (deterministic rules, the default).
+"""Prior models: `protocol.py` (the PriorModel protocol), `embedded.py` (the ecosystems' rules, the default).
 
 Pick one with `get_model("embedded")` or `get_model("openai:NAME", base_url=URL)` (`chat.py`).
 """
@@ -10,7 +10,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from autoinstall.plan.models.chat import ChatModel
 from autoinstall.plan.models.chat_client import ModelError
+from autoinstall.plan.models.embedded import EmbeddedModel
 from autoinstall.plan.models.protocol import PriorModel
 
 CHOICES = ("embedded", "openai:NAME")
@@ -27,8 +29,6 @@ def get_model(spec: str = "embedded", **kwargs: Any) -> PriorModel:
     spec = (spec or "embedded").strip()
     options = {k: v for k, v in kwargs.items() if v is not None}
     if spec == "embedded":
-        from autoinstall.plan.models.embedded import EmbeddedModel
-
         try:
             return EmbeddedModel(**options)
         except ValidationError as e:
@@ -36,8 +36,6 @@ def get_model(spec: str = "embedded", **kwargs: Any) -> PriorModel:
             msg = f"the embedded model takes no option {names} (--base-url is for openai:NAME models)"
             raise ModelError(msg) from e
     if spec.startswith("openai:"):
-        from autoinstall.plan.models.chat import ChatModel
-
         name = spec.removeprefix("openai:").strip()
         base_url = options.pop("base_url", None) or os.environ.get("OPENAI_BASE_URL")
         if not name or not base_url:

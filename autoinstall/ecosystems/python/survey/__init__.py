@@ -1,8 +1,9 @@
 """The survey: read what a repository's files say about installing and testing it (nothing is run).
 
-Files: `facts.py` (RepoFacts), `files.py` (safe loaders), `project.py` + `poetry.py` + `setuppy.py`
+Files: `facts.py` (RepoFacts), `project.py` + `poetry.py` + `setuppy.py`
 (build and dependencies), `tasks.py` (tox, nox, hatch), `testing.py` (pytest config, test layout),
 `ci.py` + `commands.py` (CI, make, just, poe, docs), `layout.py` (requirements, packages, imports).
+Files are read through `autoinstall/ecosystems/repofiles.py` (safe loaders, shared by every ecosystem).
 """
 
 from __future__ import annotations

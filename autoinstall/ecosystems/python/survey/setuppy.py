@@ -11,6 +11,7 @@ from autoinstall.ecosystems.python.survey.facts import (
     Named,
     RepoFacts,
     Requirement,
+    Versioning,
     is_test_name,
 )
 from autoinstall.ecosystems.repofiles import RepoFiles
@@ -169,6 +170,4 @@ def read_setup_cfg(files: RepoFiles, facts: RepoFacts) -> None:
             files, SETUP_CFG, cfg.get("options.entry_points", "console_scripts")
         )
     if cfg.has_section("versioneer") and facts.versioning is None:
-        from autoinstall.ecosystems.python.survey.facts import Versioning
-
         facts.versioning = Versioning(scheme="versioneer", evidence=files.evidence(SETUP_CFG, "[versioneer]"))

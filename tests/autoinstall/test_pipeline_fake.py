@@ -1,0 +1,200 @@
+"""build_environment end to end on the FakeFactory: no Docker, a scripted machine, real stages and records.
+
+The machine (`Machine`) keeps its state in the sandbox's files, so snapshots, rollbacks and the finalized
+image carry it the way Docker images do; installs need the network, imports and tests need the install.
+"""
+import json
+import re
+from pathlib import Path
+
+from autoinstall.options import BuildOptions
+from autoinstall.pipeline import build_environment
+from autoinstall.plan.models.replay_server import ReplayServer, tool_call
+from autoinstall.record import load_spec
+from envs.base import ExecResult
+from envs.catalog import Catalog
+from envs.fake import FactorySandbox, FakeFactory, FakeSandbox
+from envs.spec import EnvSpec
+
+REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "pep621_extras"
+INSTALLED = "/opt/venv/installed/eggs"
+HEADERS = "/usr/include/zlib.h"
+TESTS = ("test_default_size", "test_size[1]", "test_size[2]", "test_size[3]")
+FREEZE = "attrs==23.2.0\niniconfig==2.0.0\npytest==8.0.0\n"
+
+
+def junit_report() -> bytes:
+    """A JUnit XML report in which the fixture's four tests pass."""
+    cases = "".join(f'<testcase classname="tests.test_eggs" name="{n}" file="tests/test_eggs.py"/>'
+                    for n in TESTS)
+    return f'<?xml version="1.0"?><testsuites><testsuite>{cases}</testsuite></testsuites>'.encode()
+
+
+class Machine:
+    """The scripted behaviour: (sandbox, command, env) -> result, changing the sandbox's files."""
+
+    def __init__(self, install_error: str = "", needs_headers: bool = False) -> None:
+        """`install_error`: what installing the checkout always prints; `needs_headers`: it needs zlib.h."""
+        self.install_error, self.needs_headers = install_error, needs_headers
+
+    def __call__(self, sb: FakeSandbox, cmd: str, env: dict[str, str]) -> ExecResult | None:
+        """Installs need the network; imports, collection and tests need the checkout installed."""
+        installed = INSTALLED in sb.files
+        if cmd.startswith(("uv pip install", "apt-get")) and not sb.network:
+            return ExecResult(exit_code=1, stderr="error: network unreachable")
+        if cmd.startswith("apt-get"):
+            sb.files[HEADERS] = b"zlib"
+            return ExecResult(exit_code=0)
+        if cmd.startswith("uv pip install -e"):
+            return self._install(sb)
+        if cmd.startswith("uv pip install"):
+            return ExecResult(exit_code=0)
+        if cmd == "uv pip freeze --exclude-editable":
+            return ExecResult(exit_code=0, stdout=FREEZE)
+        if junit := re.search(r"--junitxml=(\S+)", cmd):
+            if not installed:
+                return ExecResult(exit_code=2, stdout="ModuleNotFoundError: No module named 'eggs'")
+            sb.write_file(junit.group(1), junit_report())
+            return ExecResult(exit_code=0, stdout="4 passed in 0.01s")
+        if cmd.startswith(("python -c 'import eggs'", "python -m pytest --collect-only", "eggs --help")):
+            return ExecResult(exit_code=0 if installed else 1)
+        return None
+
+    def _install(self, sb: FakeSandbox) -> ExecResult:
+        """`uv pip install -e`: marks the project installed, unless it is scripted to fail."""
+        if self.install_error:
+            return ExecResult(exit_code=1, stderr=self.install_error)
+        if self.needs_headers and HEADERS not in sb.files:
+            return ExecResult(exit_code=1,
+                              stderr="src/eggs/_speed.c:1:10: fatal error: zlib.h: No such file or directory")
+        if "/workspace/pyproject.toml" not in sb.files:
+            return ExecResult(exit_code=1, stderr="error: /workspace does not contain a Python project")
+        sb.files[INSTALLED] = b"1"
+        return ExecResult(exit_code=0)
+
+
+def runs(sandbox: FactorySandbox) -> list[str]:
+    """The test runs (pytest with a JUnit report) a sandbox executed."""
+    return [c for c in sandbox.commands() if "--junitxml=" in c]
+
+
+def dockerfile_runs(out: Path) -> list[str]:
+    """The bash commands of the written Dockerfile's RUN lines."""
+    return [json.loads(line.removeprefix("RUN "))[2] for line in (out / "Dockerfile").read_text().splitlines()
+            if line.startswith("RUN ")]
+
+
+def assert_snapshots_discarded(spec: EnvSpec, factory: FakeFactory) -> None:
+    """Every snapshot taken was discarded; only the base image and the environment's image remain."""
+    taken = sum(1 for s in factory.sandboxes for c in s.calls if c.method == "snapshot")
+    assert taken and sorted(t for t in factory.discarded if t.startswith("fake-snapshot-")) == sorted(
+        f"fake-snapshot-{i}" for i in range(1, taken + 1))
+    assert set(factory.images) == {spec.base_image, spec.image}
+
+
+def assert_verified_and_recorded(spec: EnvSpec, factory: FakeFactory, out: Path, tmp_path: Path) -> None:
+    """What every verified build must show: offline verification, records on disk, nothing left behind."""
+    assert spec.status == "verified" and spec.failure is None, spec.failure
+    assert spec.base_image == "fake-base:python3.11"
+    installs = [s for s in factory.sandboxes if s.cache]
+    checks = [s for s in factory.sandboxes if s.image == spec.image]
+    assert installs and all(s.network_at_start and s.image == spec.base_image for s in installs)
+    assert [s.network_at_start for s in checks] == [False]
+    installing = [e for e in factory.executed if e.sandbox in {s.index for s in installs}]
+    assert all(e.network for e in installing if e.command in {s.command for s in spec.steps})
+    assert not any(e.network for e in installing if "--junitxml=" in e.command)
+    assert not any(e.network for e in factory.executed if e.sandbox == checks[0].index)
+    assert len(runs(checks[0])) == 2 and len(spec.verification.runs) == 2
+    assert [r.passed for r in spec.verification.runs] == [4, 4]
+    assert INSTALLED in factory.images[spec.image].files
+    assert factory.images[spec.image].labels["autoinstall.kind"] == "environment"
+
+    assert load_spec(out / "spec.json") == spec
+    assert (out / "Dockerfile").read_text() == spec.dockerfile
+    assert dockerfile_runs(out) == [s.command for s in spec.steps]
+    assert f"FROM {spec.base_image}" in spec.dockerfile
+    assert (out / "context" / "autoinstall" / "constraints.txt").read_text() == FREEZE
+
+    assert_snapshots_discarded(spec, factory)
+
+    record = Catalog(tmp_path / "catalog").upsert_spec(spec, out)
+    assert (record.status, record.tests_passed, record.image) == ("verified", 4, spec.image)
+    assert Catalog(tmp_path / "catalog").get(record.id).env_dir == str(out.resolve())
+
+
+def test_embedded_model_builds_verifies_and_rebuilds_from_its_dockerfile(tmp_path: Path) -> None:
+    factory = FakeFactory(Machine())
+    out = tmp_path / "env"
+    events: list[tuple[str, str]] = []
+    spec = build_environment(str(REPO), BuildOptions(out_dir=out, rebuild_check=True),
+                             lambda event, text: events.append((event, text)), factory=factory)
+
+    assert_verified_and_recorded(spec, factory, out, tmp_path)
+    assert [s.command for s in spec.steps] == [s.command for s in spec.plan.steps] == [
+        "uv pip install -e '.[test]'"]
+    assert [text for event, text in events if event == "phase"] == ["source", "propose", "install", "verify"]
+    rebuilt = f"{spec.image}-rebuild"
+    assert rebuilt in factory.discarded
+    builder = next(s for s in factory.sandboxes if s.image == spec.base_image and not s.cache)
+    assert builder.commands() == [s.command for s in spec.steps]
+    assert len(runs(next(s for s in factory.sandboxes if s.image == rebuilt))) == 2
+
+
+PLAN = {"python": "3.11", "test_command": "python -m pytest",
+        "steps": [{"command": "uv pip install 'attrs>=21'", "why": "the runtime dependency", "kind": "other"},
+                  {"command": "uv pip install -e '.[test]'", "why": "the checkout", "kind": "project"}],
+        "checks": [{"name": "import eggs", "kind": "import", "command": "python -c 'import eggs'"}]}
+
+
+def test_replay_chat_model_plan_is_installed_in_order_and_verified(tmp_path: Path) -> None:
+    factory = FakeFactory(Machine())
+    out = tmp_path / "env"
+    replies = [tool_call("read_file", {"path": "pyproject.toml"}, "c1"),
+               tool_call("submit_plan", {"plan": json.dumps(PLAN)}, "c2")]
+    with ReplayServer(replies) as server:
+        options = BuildOptions(model="openai:replay", base_url=server.base_url, out_dir=out)
+        spec = build_environment(str(REPO), options, factory=factory)
+
+    assert_verified_and_recorded(spec, factory, out, tmp_path)
+    assert spec.model == "openai:replay" and spec.image.endswith("-openai-replay")
+    assert [s.command for s in spec.steps] == [s["command"] for s in PLAN["steps"]]
+    assert 'name = "eggs"' in server.requests[1]["messages"][-1]["content"]
+    install = factory.sandboxes[0]
+    installed = [c for c in install.commands() if c.startswith("uv pip install")]
+    assert installed == [s.command for s in spec.steps]
+
+
+def test_failed_step_is_repaired_and_the_build_verifies_on_the_repaired_steps(tmp_path: Path) -> None:
+    factory = FakeFactory(Machine(needs_headers=True))
+    out = tmp_path / "env"
+    spec = build_environment(str(REPO), BuildOptions(out_dir=out), factory=factory)
+
+    assert_verified_and_recorded(spec, factory, out, tmp_path)
+    assert [s.command for s in spec.plan.steps] == ["uv pip install -e '.[test]'"]
+    assert [s.command.split()[-1] for s in spec.steps] == ["zlib1g-dev", "'.[test]'"]
+    failed = [e for e in spec.log if e.exit_code != 0]
+    assert len(failed) == 1 and failed[0].diagnosis is not None and failed[0].diagnosis.subject == "zlib.h"
+    assert failed[0].repair is not None and failed[0].repair.kind == "insert_before"
+    install = factory.sandboxes[0]
+    assert [c.method for c in install.calls].count("restore") == 1
+    assert HEADERS in factory.images[spec.image].files
+
+
+def test_a_step_nothing_repairs_fails_with_its_evidence_and_keeps_the_last_good_state(tmp_path: Path) -> None:
+    factory = FakeFactory(Machine(install_error="error: the compiler exploded\nSegmentation fault"))
+    out = tmp_path / "env"
+    spec = build_environment(str(REPO), BuildOptions(out_dir=out), factory=factory)
+
+    assert spec.status == "failed" and spec.failure is not None
+    assert (spec.failure.failure_class, spec.failure.step_index) == ("install_failed", 1)
+    assert "Segmentation fault" in spec.failure.evidence
+    assert spec.steps == [] and spec.verification is None
+    assert all(s.network_at_start for s in factory.sandboxes)
+    kept = factory.images[spec.image]
+    assert kept.origin == "finalize" and "/workspace/pyproject.toml" in kept.files
+    assert INSTALLED not in kept.files
+    assert kept.parent in factory.discarded
+    assert_snapshots_discarded(spec, factory)
+    assert load_spec(out / "spec.json") == spec and not (out / "Dockerfile").exists()
+    record = Catalog(tmp_path / "catalog").upsert_spec(spec, out)
+    assert (record.status, record.failure_class) == ("failed", "install_failed")
