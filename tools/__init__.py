@@ -4,7 +4,8 @@
         result = call_tool(session, "read_file", '{"path": "setup.py"}')
 """
 from tools.base import ToolError, ToolResult
-from tools.registry import TOOLS, call_tool, openai_schemas
+from tools.dispatch import SCALAR_TYPES, TOOLS, call_tool, openai_schemas
 from tools.session import ToolServerError, ToolSession
 
-__all__ = ["TOOLS", "ToolError", "ToolResult", "ToolServerError", "ToolSession", "call_tool", "openai_schemas"]
+__all__ = ["SCALAR_TYPES", "TOOLS", "ToolError", "ToolResult", "ToolServerError", "ToolSession", "call_tool",
+           "openai_schemas"]

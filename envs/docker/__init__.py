@@ -1,12 +1,15 @@
 """Docker: the only package that imports the docker SDK.
 
 - `engine.py`: connecting (`connect`, `check_engine`), the CA/proxy/label constants everything shares.
-- `sandbox.py`: `DockerSandbox` (one locked-down container), `DockerSandboxConfig`.
+- `sandbox.py`: `DockerSandbox` (one locked-down container: exec, files, snapshots, network).
+- `container.py`: `DockerSandboxConfig` and how its container is created (limits, mounts, environment).
+- `factory.py`: `DockerFactory`, the SandboxFactory over one engine.
 - `diskwatch.py`: disk limits by polling, one poller per engine.
 - `images.py`: build/import/list/save/remove images, `cleanup()`.
 - `registry.py`: `push_image`, `pull_image`, `registry_ref`.
 """
 
+from envs.docker.container import DockerSandboxConfig
 from envs.docker.engine import (
     CA_ENV,
     CA_PATH,
@@ -31,7 +34,7 @@ from envs.docker.images import (
     try_pull,
 )
 from envs.docker.registry import pull_image, push_image, registry_ref
-from envs.docker.sandbox import DockerSandbox, DockerSandboxConfig
+from envs.docker.sandbox import DockerSandbox
 
 __all__ = [
     "CA_ENV", "CA_PATH", "HOST_CA_BUNDLE", "KIND_LABEL", "PROXY_VARS", "SNAPSHOT_REPO", "CleanupReport", "DockerFactory", "DockerSandbox", "DockerSandboxConfig",

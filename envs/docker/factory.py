@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Protocol
 
 from envs.base import LABEL, Limits
+from envs.docker.container import DockerSandboxConfig
 from envs.docker.images import build_image, remove_image
-from envs.docker.sandbox import DockerSandbox, DockerSandboxConfig
+from envs.docker.sandbox import DockerSandbox
 from envs.errors import EnvError
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -197,8 +198,6 @@ def save_images(images: list[str], dest: Path, *, base_url: str | None = None) -
         ImageNotFoundError: an image does not exist locally.
         EnvError: the tarball could not be written (e.g. the disk filled up); nothing is left behind.
     """
-    import errno
-
     client = connect(base_url, timeout=3600)
     partial = dest.with_name(dest.name + ".partial")
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import posixpath
 import re
 import socket
@@ -14,28 +13,16 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Self
 
 import docker
 import docker.errors
-from pydantic import Field
 
 from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, move_into, pump, root_owned
-from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult, SandboxSpec
+from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult
+from envs.docker.container import DockerSandboxConfig, create_container
 from envs.docker.diskwatch import DiskWatch
-from envs.docker.engine import (
-    _ENGINE_ERRORS,
-    CA_ENV,
-    CA_PATH,
-    CAPS,
-    KIND_LABEL,
-    PROXY_VARS,
-    SNAPSHOT_REPO,
-    _default_ca_bundle,
-    _engine_info,
-    connect,
-    engine_gone,
-)
+from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone
 from envs.docker.registry import _has_host, pull_image
 from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
 
@@ -49,29 +36,6 @@ exit $rc"""
 """coreutils timeout kills its process group with TERM, which children forked with TERM blocked escape;
 after a timeout the group (led by timeout's pid) is swept with KILL, which no fork escapes. Builtins only:
 forking may be impossible at that point."""
-
-
-class DockerSandboxConfig(SandboxSpec):
-    """How to start a DockerSandbox."""
-
-    workdir: str = "/workspace"
-    """Absolute path of the workspace inside the container."""
-    ca_bundle: Path | None = Field(default_factory=_default_ca_bundle)
-    """Host CA bundle mounted read-only at CA_PATH and trusted by pip/uv/requests/curl/git."""
-    pass_proxy_env: bool = True
-    """Carry HTTP_PROXY/HTTPS_PROXY/NO_PROXY (both cases) from the host environment into the container."""
-    cache_dir: Path | None = None
-    """Host directory mounted at /cache for the uv and pip caches (UV_CACHE_DIR, PIP_CACHE_DIR)."""
-    labels: dict[str, str] = Field(default_factory=dict)
-    """Extra labels on the container and its snapshots."""
-    base_url: str | None = None
-    """Docker engine address; default DOCKER_HOST or the local socket."""
-    tmp_mb: int = 1024
-    """Size of the tmpfs on /tmp (counts against the memory limit)."""
-    disk_poll_s: float = 3.0
-    """How often the disk watchdog measures what the container wrote."""
-    pull: Literal["never", "missing"] = "missing"
-    """Pull a REGISTRY/NAME:TAG image that is not on this engine (e.g. pushed by `batch --executor ray`)."""
 
 
 class DockerSandbox:
@@ -149,57 +113,11 @@ class DockerSandbox:
     def _create(self, image: str) -> None:
         assert self._client is not None
         api = self._client.api
-        c = self.config
-        volumes = {}
-        if c.ca_bundle:
-            volumes[str(c.ca_bundle.resolve())] = {"bind": CA_PATH, "mode": "ro"}
-        if c.cache_dir:
-            c.cache_dir.mkdir(parents=True, exist_ok=True)
-            volumes[str(c.cache_dir.resolve())] = {"bind": "/cache", "mode": "rw"}
-        info = _engine_info(self._client, c.base_url)
-        ncpu = float(info.get("NCPU") or 1)
-        status = dict(info.get("DriverStatus") or [])
-        quota = info.get("Driver") == "overlay2" and status.get("Backing Filesystem") == "xfs"
-        host_config = api.create_host_config(
-            storage_opt={"size": f"{c.limits.disk_mb}m"} if quota else None,
-            init=True,
-            cap_drop=["ALL"],
-            cap_add=CAPS,
-            security_opt=["no-new-privileges"],
-            mem_limit=f"{c.limits.memory_mb}m",
-            memswap_limit=f"{c.limits.memory_mb}m",
-            pids_limit=c.limits.pids,
-            nano_cpus=int(min(c.limits.cpus, ncpu) * 1e9),
-            tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={c.tmp_mb}m,mode=1777"},
-            binds=volumes,
-        )
-        spec = {
-            "command": ["sleep", "infinity"],
-            "working_dir": self.workdir,
-            "environment": self._container_env(),
-            "labels": {LABEL: "1", KIND_LABEL: "sandbox", **c.labels},
-        }
-        try:
-            cid = api.create_container(image, host_config=host_config, **spec)["Id"]
-        except docker.errors.APIError as e:
-            if not quota or "storage-opt" not in str(e.explanation):
-                raise
-            host_config.pop("StorageOpt", None)  # xfs without pquota: the watchdog alone enforces disk_mb
-            cid = api.create_container(image, host_config=host_config, **spec)["Id"]
-        self._cid = cid
+        self._cid = cid = create_container(self._client, self.config, image)
         if not self._network:
             api.disconnect_container_from_network(cid, "bridge")
         api.start(cid)
         DiskWatch.watch(self, cid)
-
-    def _container_env(self) -> dict[str, str]:
-        c = self.config
-        env = {k: os.environ[k] for k in PROXY_VARS if c.pass_proxy_env and k in os.environ}
-        if c.ca_bundle:
-            env |= dict.fromkeys(CA_ENV, CA_PATH)
-        if c.cache_dir:
-            env |= {"UV_CACHE_DIR": "/cache/uv", "PIP_CACHE_DIR": "/cache/pip", "UV_LINK_MODE": "copy"}
-        return env | c.env
 
     # plumbing
     @property

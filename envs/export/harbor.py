@@ -16,15 +16,12 @@ import shlex
 import shutil
 from pathlib import Path
 from string import Template
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from envs.base import Limits
-from envs.export.common import WORKDIR, Entry, ExportError, TaskKind, format_version
+from envs.export.common import WORKDIR, Entry, ExportError, ExportOptions, TaskKind, format_version
 from envs.runtime import PLUGIN, PLUGIN_SOURCE
 from envs.testrun import pytest_args
-
-if TYPE_CHECKING:
-    from envs.export.common import ExportOptions
 
 TEMPLATES = Path(__file__).parent / "templates"
 SCHEMA_VERSION = "1.4"

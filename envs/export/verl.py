@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 from pydantic import BaseModel
 
 from envs.export import swebench
-from envs.export.common import WORKDIR, Entry, ExportError, format_version
-
-if TYPE_CHECKING:
-    from envs.export.common import ExportOptions
+from envs.export.common import WORKDIR, Entry, ExportError, ExportOptions, format_version
+from envs.export.harbor import instruction
+from tools import openai_schemas
 
 FILE = "verl.parquet"
 TOOLS_FILE = "tools.yaml"
@@ -42,7 +41,7 @@ class VerlRow(BaseModel):
 
 def require_pyarrow() -> None:
     """Raise ExportError, saying how to fix it, unless pyarrow can be imported."""
-    try:
+    try:  # pyarrow is optional: only the verl export needs it
         import pyarrow  # noqa: F401
     except ImportError as e:
         msg = ("The verl export writes parquet, which needs pyarrow: install it (`uv pip install pyarrow` or "
@@ -51,14 +50,10 @@ def require_pyarrow() -> None:
 
 
 def tool_names() -> list[str]:
-    from tools.registry import openai_schemas
-
     return [s["function"]["name"] for s in openai_schemas()]
 
 
 def row(entry: Entry, index: int, image: str) -> VerlRow:
-    from envs.export.harbor import instruction
-
     runtime_row = swebench.row(entry, image)
     create = {"image": image, "workdir": WORKDIR, "test_cmd": entry.test_command,
               "tests": runtime_row.PASS_TO_PASS, "runtime_row": runtime_row.model_dump_json()}
@@ -76,8 +71,6 @@ def row(entry: Entry, index: int, image: str) -> VerlRow:
 
 def tools_config() -> dict[str, Any]:
     """tools.yaml: one entry per tool, `class_name`, `config` (type native) and its OpenAI `tool_schema`."""
-    from tools.registry import openai_schemas
-
     return {"tools": [{"class_name": TOOL_CLASS, "config": {"type": "native", "tool": s["function"]["name"]},
                        "tool_schema": s} for s in openai_schemas()]}
 
@@ -85,6 +78,7 @@ def tools_config() -> dict[str, Any]:
 def write(entries: list[Entry], out: Path, refs: dict[str, str], options: ExportOptions) -> list[str]:
     """OUT/verl.parquet and OUT/tools.yaml."""
     require_pyarrow()
+    # pyarrow is optional (checked just above): only the verl export loads it
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -132,7 +132,7 @@ def test_verl_parquet_reads_back_with_tool_kwargs(catalog: Catalog, ids: dict[st
         pytest.skip("pyarrow is not installed")
     import yaml
 
-    from tools.registry import openai_schemas
+    from tools import openai_schemas
 
     export(catalog, tmp_path / "out", "verl")
     (row,) = pq.read_table(tmp_path / "out" / "verl.parquet").to_pylist()

@@ -6,10 +6,9 @@ from typing import Any
 
 import pytest
 
-from tools import ToolSession, call_tool
+from tools import SCALAR_TYPES, TOOLS, ToolSession, call_tool
 from tools.base import ToolResult
 from tools.profiles import INSERT, PROFILES, Call, UnknownProfileError, get_profile
-from tools.registry import SCALAR_TYPES, TOOLS
 
 
 def _error(result: object) -> str:

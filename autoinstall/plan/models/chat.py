@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.plan.models.chat_client import ChatClient, ModelError
 from envs.spec import MAX_STEPS, Plan, Repair, Step
+from tools import openai_schemas
 
 ToolRunner = Callable[[str, str], str]
 """Runs one agent tool: (tool name, JSON arguments) -> observation text."""
@@ -99,8 +100,6 @@ class ChatModel:
         return self._loop(messages, SUBMIT_REPAIR, _repair_from_args, tools, {"read_file", "search", "terminal"})
 
     def _tool_schemas(self, allowed: set[str], finish: dict[str, Any], tools: ToolRunner | None) -> list[dict]:
-        from tools.registry import openai_schemas
-
         usable = [s for s in openai_schemas() if s["function"]["name"] in allowed] if tools else []
         return [*usable, finish]
 

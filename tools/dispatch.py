@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from tools import edit, lint, read, search, terminal
 from tools.base import ToolError, ToolResult, ToolSpec
@@ -19,7 +19,7 @@ _KEEP = ("type", "description", "enum", "default", "minimum", "maximum", "exclus
          "exclusiveMaximum", "minLength", "maxLength")
 
 
-def _flat(prop: dict[str, Any]) -> dict[str, Any]:
+def flat(prop: dict[str, Any]) -> dict[str, Any]:
     """One property without anyOf-null (Optional), titles or null defaults: scalar and plain."""
     merged = dict(prop)
     if "anyOf" in merged:
@@ -38,7 +38,7 @@ def _flat(prop: dict[str, Any]) -> dict[str, Any]:
 def schema(spec: ToolSpec) -> dict[str, Any]:
     """The OpenAI function-calling schema of one tool."""
     js = spec.args.model_json_schema()
-    props = {name: _flat(p) for name, p in js["properties"].items()}
+    props = {name: flat(p) for name, p in js["properties"].items()}
     params = {"type": "object", "properties": props, "required": js.get("required", []),
               "additionalProperties": False}
     return {"type": "function",
@@ -50,7 +50,8 @@ def openai_schemas() -> list[dict[str, Any]]:
     return [schema(s) for s in TOOLS.values()]
 
 
-def _validation_message(name: str, e: ValidationError) -> str:
+def invalid_arguments(name: str, args: type[BaseModel], e: ValidationError) -> str:
+    """What was wrong with the arguments of tool `name`, and which arguments it takes."""
     problems = []
     for err in e.errors():
         field = ".".join(str(p) for p in err["loc"]) or "arguments"
@@ -58,7 +59,7 @@ def _validation_message(name: str, e: ValidationError) -> str:
             problems.append(f"{field}: not an argument of {name}")
         else:
             problems.append(f"{field}: {err['msg']}")
-    expected = ", ".join(TOOLS[name].args.model_fields)
+    expected = ", ".join(args.model_fields)
     return f"invalid arguments for {name}: {'; '.join(problems)}. Its arguments are: {expected}."
 
 
@@ -92,7 +93,7 @@ def call_tool(session: ToolSession, name: str, arguments: dict[str, Any] | str |
     try:
         args = spec.args.model_validate(arguments)
     except ValidationError as e:
-        return ToolResult(output=_validation_message(name, e), is_error=True)
+        return ToolResult(output=invalid_arguments(name, spec.args, e), is_error=True)
     try:
         return spec.run(session, args)
     except ToolError as e:

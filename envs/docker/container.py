@@ -1,0 +1,88 @@
+"""DockerSandboxConfig, and the locked-down container a DockerSandbox runs in (limits, mounts, env)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import docker
+import docker.errors
+from pydantic import Field
+
+from envs.base import LABEL, SandboxSpec
+from envs.docker.engine import CA_ENV, CA_PATH, CAPS, KIND_LABEL, PROXY_VARS, _default_ca_bundle, _engine_info
+
+
+class DockerSandboxConfig(SandboxSpec):
+    """How to start a DockerSandbox."""
+
+    workdir: str = "/workspace"
+    """Absolute path of the workspace inside the container."""
+    ca_bundle: Path | None = Field(default_factory=_default_ca_bundle)
+    """Host CA bundle mounted read-only at CA_PATH and trusted by pip/uv/requests/curl/git."""
+    pass_proxy_env: bool = True
+    """Carry HTTP_PROXY/HTTPS_PROXY/NO_PROXY (both cases) from the host environment into the container."""
+    cache_dir: Path | None = None
+    """Host directory mounted at /cache for the uv and pip caches (UV_CACHE_DIR, PIP_CACHE_DIR)."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Extra labels on the container and its snapshots."""
+    base_url: str | None = None
+    """Docker engine address; default DOCKER_HOST or the local socket."""
+    tmp_mb: int = 1024
+    """Size of the tmpfs on /tmp (counts against the memory limit)."""
+    disk_poll_s: float = 3.0
+    """How often the disk watchdog measures what the container wrote."""
+    pull: Literal["never", "missing"] = "missing"
+    """Pull a REGISTRY/NAME:TAG image that is not on this engine (e.g. pushed by `batch --executor ray`)."""
+
+
+def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image: str) -> str:
+    """Create (not start) a container running `sleep infinity` from `image` under `c`; returns its id."""
+    api = client.api
+    volumes = {}
+    if c.ca_bundle:
+        volumes[str(c.ca_bundle.resolve())] = {"bind": CA_PATH, "mode": "ro"}
+    if c.cache_dir:
+        c.cache_dir.mkdir(parents=True, exist_ok=True)
+        volumes[str(c.cache_dir.resolve())] = {"bind": "/cache", "mode": "rw"}
+    info = _engine_info(client, c.base_url)
+    ncpu = float(info.get("NCPU") or 1)
+    status = dict(info.get("DriverStatus") or [])
+    quota = info.get("Driver") == "overlay2" and status.get("Backing Filesystem") == "xfs"
+    host_config = api.create_host_config(
+        storage_opt={"size": f"{c.limits.disk_mb}m"} if quota else None,
+        init=True,
+        cap_drop=["ALL"],
+        cap_add=CAPS,
+        security_opt=["no-new-privileges"],
+        mem_limit=f"{c.limits.memory_mb}m",
+        memswap_limit=f"{c.limits.memory_mb}m",
+        pids_limit=c.limits.pids,
+        nano_cpus=int(min(c.limits.cpus, ncpu) * 1e9),
+        tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={c.tmp_mb}m,mode=1777"},
+        binds=volumes,
+    )
+    spec = {
+        "command": ["sleep", "infinity"],
+        "working_dir": c.workdir,
+        "environment": container_env(c),
+        "labels": {LABEL: "1", KIND_LABEL: "sandbox", **c.labels},
+    }
+    try:
+        return api.create_container(image, host_config=host_config, **spec)["Id"]
+    except docker.errors.APIError as e:
+        if not quota or "storage-opt" not in str(e.explanation):
+            raise
+        host_config.pop("StorageOpt", None)  # xfs without pquota: the watchdog alone enforces disk_mb
+        return api.create_container(image, host_config=host_config, **spec)["Id"]
+
+
+def container_env(c: DockerSandboxConfig) -> dict[str, str]:
+    """The container's environment: host proxies, the CA bundle, the caches, then `c.env`."""
+    env = {k: os.environ[k] for k in PROXY_VARS if c.pass_proxy_env and k in os.environ}
+    if c.ca_bundle:
+        env |= dict.fromkeys(CA_ENV, CA_PATH)
+    if c.cache_dir:
+        env |= {"UV_CACHE_DIR": "/cache/uv", "PIP_CACHE_DIR": "/cache/pip", "UV_LINK_MODE": "copy"}
+    return env | c.env

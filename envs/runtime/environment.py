@@ -1,0 +1,264 @@
+"""Environment: reset, step, reward and close over one episode at a time, from threads or asyncio."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, Self, TypeVar
+
+from pydantic import BaseModel
+
+from envs.base import LABEL
+from envs.docker import DockerSandbox
+from envs.errors import EnvNotStartedError
+from envs.runtime.episode import Episode, end_episode, executor, start_episode
+from envs.runtime.reward import Reward, run_reward, write_plugin
+from envs.runtime.spec import RuntimeSpec
+from tools.profiles import get_profile
+from tools.session import DEFAULT_CALL_TIMEOUT_S, ToolSession
+
+T = TypeVar("T")
+
+
+class EnvironmentStateError(EnvNotStartedError):
+    """A call that needs a running episode came before reset() or after close()."""
+
+
+class Observation(BaseModel):
+    """What one step gives back to the model."""
+
+    output: str
+    """The text the model reads."""
+    is_error: bool = False
+    """True when the call failed (unknown tool, bad arguments, tool error); output says why."""
+    tool: str
+    """The tool name as the model called it."""
+    data: dict[str, Any] | None = None
+    """Structured extras from the tool (exit code, matches, ...)."""
+    duration_s: float = 0.0
+
+
+class Environment:
+    """One episode at a time of a verified environment: reset, step, reward, close."""
+
+    def __init__(
+        self,
+        spec: RuntimeSpec,
+        *,
+        profile: str | None = None,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
+        prestart: bool = False,
+        labels: dict[str, str] | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        """Args:
+            spec: what to start (see RuntimeSpec's constructors).
+            profile: tool profile; default spec.profile.
+            call_timeout: seconds a tool call may wait for its answer (terminal adds its own timeout).
+            prestart: keep the next episode's container and tool server started in the background, so
+                reset() only swaps them in (one idle container more per environment, ~10 MiB).
+            labels: extra labels on the containers (e.g. to find them for cleanup).
+            base_url: Docker engine address (default DOCKER_HOST or the local socket).
+
+        Raises:
+            UnknownProfileError: the profile does not exist.
+        """
+        self.spec = spec
+        self.profile = get_profile(profile or spec.profile)
+        self.call_timeout = call_timeout
+        self.labels = {f"{LABEL}.runtime": "1", **(labels or {})}
+        self.base_url = base_url
+        self._lock = threading.RLock()
+        self.prestart = prestart
+        self._sandbox: DockerSandbox | None = None
+        self._session: ToolSession | None = None
+        self._spare: Future[Episode] | None = None
+        self._removing: list[Future[None]] = []
+        self._closed = False
+        self._episode = 0
+        self._plugin_ready = False
+
+    def tools(self) -> list[dict[str, Any]]:
+        """The OpenAI function-calling schemas of the tools, named as in the chosen profile."""
+        return self.profile.schemas()
+
+    @property
+    def container_id(self) -> str | None:
+        return self._sandbox.container_id if self._sandbox else None
+
+    def reset(self) -> dict[str, Any]:
+        """Start a new episode: a fresh container from the image and its tool server. The previous
+        episode's container is removed in the background (close() waits for that).
+
+        Returns:
+            Info: tools (schemas), profile, workdir, image, container_id, episode, prestarted (the
+            container was started ahead, see `prestart`), reset_s.
+
+        Raises:
+            EnvironmentStateError: the environment was closed.
+            EnvError: the engine or image is unavailable, or the tool server did not start.
+        """
+        start = time.perf_counter()
+        with self._lock:
+            self._check_open()
+            old = self._take()
+            self._removing = [
+                f for f in self._removing if not f.done() or f.exception()
+            ]  # keep errors for close
+            if old is not None:
+                self._removing.append(executor().submit(end_episode, old))
+            spare = self._take_spare()
+            sandbox, session = spare or self._start_episode()
+            if self.prestart:
+                self._spare = executor().submit(self._start_episode)
+            self._sandbox, self._session, self._plugin_ready = sandbox, session, False
+            self._episode += 1
+            return {
+                "tools": self.tools(),
+                "profile": self.profile.name,
+                "workdir": self.spec.workdir,
+                "image": self.spec.image,
+                "container_id": sandbox.container_id,
+                "episode": self._episode,
+                "prestarted": spare is not None,
+                "reset_s": time.perf_counter() - start,
+            }
+
+    def step(self, tool_name: str, arguments: dict[str, Any] | str | None = None) -> Observation:
+        """Run one tool call as the model made it.
+
+        Args:
+            tool_name: a tool name of the profile.
+            arguments: its arguments, as a dict or the JSON text the model produced.
+
+        Returns:
+            The observation; the model's mistakes (unknown tool, bad arguments, failing tool) come
+            back with is_error=True, never as exceptions.
+
+        Raises:
+            EnvironmentStateError: no episode is running (reset() not called, or closed).
+        """
+        session = self._running()[1]
+        start = time.perf_counter()
+        result = self.profile.call(session, tool_name, arguments)
+        return Observation(
+            output=result.output,
+            is_error=result.is_error,
+            tool=tool_name,
+            data=result.data,
+            duration_s=time.perf_counter() - start,
+        )
+
+    def reward(self, tests: list[str] | None = None, *, timeout_s: float | None = None) -> Reward:
+        """Run the verification tests in the episode's container and score them.
+
+        Args:
+            tests: pytest node ids (or files, classes) to run; None = the spec's `tests`; [] = all.
+            timeout_s: seconds for the run (default spec.test_timeout_s).
+
+        Returns:
+            The pass fraction over the selection (a selected test that did not run counts as failed),
+            or over all tests that ran, with per-test outcomes.
+
+        Raises:
+            EnvironmentStateError: no episode is running.
+            ValueError: the spec has no test command, or a selection was given to a non-pytest runner.
+        """
+        sandbox = self._running()[0]
+        selection = self.spec.tests if tests is None else tests
+        return run_reward(sandbox, self.spec, selection, timeout_s, lambda: self._install_plugin(sandbox))
+
+    def close(self) -> None:
+        """Remove the episode's container (and the prestarted one) and end the tool session, waiting
+        for earlier episodes' removals too. Idempotent; the environment cannot be reset afterwards.
+
+        Raises:
+            EnvError: a container could not be removed (the engine stopped answering).
+        """
+        with self._lock:
+            self._closed = True
+            try:
+                end_episode(self._take())
+                end_episode(self._take_spare())
+            finally:
+                removing, self._removing = self._removing, []
+                errors = [e for e in (f.exception() for f in removing) if e is not None]
+            if errors:
+                raise errors[0]
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # asyncio
+    async def areset(self) -> dict[str, Any]:
+        """reset() in a worker thread."""
+        return await _in_thread(self.reset)
+
+    async def astep(self, tool_name: str, arguments: dict[str, Any] | str | None = None) -> Observation:
+        """step() in a worker thread."""
+        return await _in_thread(lambda: self.step(tool_name, arguments))
+
+    async def areward(self, tests: list[str] | None = None, *, timeout_s: float | None = None) -> Reward:
+        """reward() in a worker thread."""
+        return await _in_thread(lambda: self.reward(tests, timeout_s=timeout_s))
+
+    async def aclose(self) -> None:
+        """close() in a worker thread."""
+        await _in_thread(self.close)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # internals
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EnvironmentStateError("this Environment is closed; create a new one to start more episodes")
+
+    def _running(self) -> tuple[DockerSandbox, ToolSession]:
+        with self._lock:
+            self._check_open()
+            if self._sandbox is None or self._session is None:
+                raise EnvironmentStateError("no episode is running: call reset() first")
+            return self._sandbox, self._session
+
+    def _install_plugin(self, sandbox: DockerSandbox) -> None:
+        with self._lock:
+            if not self._plugin_ready:
+                write_plugin(sandbox)
+                self._plugin_ready = True
+
+    def _start_episode(self) -> Episode:
+        return start_episode(self.spec, self.labels, self.base_url, self.call_timeout)
+
+    def _take(self) -> Episode | None:
+        """The running episode, which the caller now owns (it is no longer the environment's)."""
+        episode = (self._sandbox, self._session) if self._sandbox and self._session else None
+        self._sandbox = self._session = None
+        return episode
+
+    def _take_spare(self) -> Episode | None:
+        """The prestarted episode, or None when there is none or it did not start or died."""
+        spare, self._spare = self._spare, None
+        if spare is None or spare.exception() is not None:
+            return None
+        episode = spare.result()
+        if not episode[1].alive:
+            end_episode(episode)
+            return None
+        return episode
+
+
+async def _in_thread(fn: Callable[[], T]) -> T:
+    return await asyncio.get_running_loop().run_in_executor(executor(), fn)
+
+
+__all__ = ["Environment", "EnvironmentStateError", "Observation"]

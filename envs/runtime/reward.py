@@ -1,0 +1,130 @@
+"""The reward: the verification tests run in the container (a selection through a pytest plugin), scored."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from envs.base import Sandbox
+from envs.runtime.spec import RuntimeSpec
+from envs.spec import TestResult
+from envs.testrun import run_tests
+
+PLUGIN_DIR = "/var/tmp/autoinstall-reward"
+PLUGIN = "autoinstall_reward_select"
+PLUGIN_SOURCE = '''"""Keeps only the tests named (exactly or by prefix) in the file $AUTOINSTALL_SELECT."""
+import os
+
+
+def selects(entry, node):
+    return node == entry or node.startswith((entry + "::", entry + "/", entry + "["))
+
+
+def pytest_collection_modifyitems(session, config, items):
+    path = os.environ.get("AUTOINSTALL_SELECT")
+    if not path:
+        return
+    with open(path) as f:
+        want = [w.strip() for w in f.read().splitlines() if w.strip()]
+    keep = [i for i in items if any(selects(w, i.nodeid) for w in want)]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+'''
+"""A pytest plugin put in the container to run only a selection, whatever the test command's paths."""
+
+
+def selects(entry: str, test_id: str) -> bool:
+    """True when the selection entry names `test_id`: exactly, or as its file, directory, class or
+    unparametrized name (the same rule the in-container plugin applies)."""
+    entry = entry.strip().removeprefix("./")
+    return test_id == entry or test_id.startswith((entry + "::", entry + "/", entry + "["))
+
+
+class TestOutcome(BaseModel):
+    __test__ = False
+    test_id: str
+    outcome: Literal["passed", "failed", "error", "skipped", "not_run"]
+    """not_run: selected but absent from the results (it counts as failed)."""
+    message: str = ""
+
+
+class Reward(BaseModel):
+    """The score of one reward() call."""
+
+    value: float
+    """passed / selected (selection) or passed / ran (all tests; skipped ones are left out)."""
+    passed: int
+    total: int
+    """The denominator of value."""
+    tests: list[TestOutcome] = Field(default_factory=list)
+    exit_code: int
+    duration_s: float
+    collection_ok: bool = True
+    output_tail: str = ""
+
+
+def score(results: list[TestResult], selection: list[str]) -> tuple[int, int, list[TestOutcome]]:
+    """(passed, total, per-test outcomes) over `selection` (entries as in `selects`), or over all
+    tests that ran when it is empty."""
+    if not selection:
+        tests = [TestOutcome(test_id=r.test_id, outcome=r.outcome, message=r.message) for r in results]
+        return (
+            sum(t.outcome == "passed" for t in tests),
+            sum(t.outcome in ("passed", "failed", "error") for t in tests),
+            tests,
+        )
+    chosen: dict[str, TestOutcome] = {}
+    for entry in selection:
+        matched = [r for r in results if selects(entry, r.test_id)]
+        for r in matched:
+            chosen.setdefault(r.test_id, TestOutcome(test_id=r.test_id, outcome=r.outcome, message=r.message))
+        if not matched:
+            chosen.setdefault(
+                entry, TestOutcome(test_id=entry, outcome="not_run", message="selected but not run")
+            )
+    tests = list(chosen.values())
+    return sum(t.outcome == "passed" for t in tests), len(tests), tests
+
+
+def run_reward(sandbox: Sandbox, spec: RuntimeSpec, selection: list[str], timeout_s: float | None,
+               install_plugin: Callable[[], None]) -> Reward:
+    """Environment.reward() on `sandbox`: `install_plugin()` is called before a selection is run."""
+    if not spec.test_command or spec.test_runner == "none":
+        raise ValueError("this environment has no test command, so it has no reward")
+    is_pytest = spec.test_runner == "pytest"
+    if selection and not is_pytest:
+        raise ValueError(f"a test selection needs the pytest runner; this one is {spec.test_runner}")
+    command, env = spec.test_command, dict(spec.env)
+    if selection:
+        select_file = f"{PLUGIN_DIR}/select-{uuid.uuid4().hex[:8]}.txt"
+        install_plugin()
+        sandbox.write_file(select_file, "\n".join(selection).encode())
+        command = (
+            f'export PYTHONPATH={PLUGIN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" '
+            f"AUTOINSTALL_SELECT={select_file}; {command} -p {PLUGIN}"
+        )
+    run = run_tests(sandbox, command, spec.test_runner, spec.deselected,
+                    timeout_s or spec.test_timeout_s, env or None)
+    if is_pytest:
+        passed, total, outcomes = score(run.results, selection)
+    else:
+        passed, total, outcomes = run.passed, run.ran, []
+    return Reward(
+        value=passed / total if total else 0.0,
+        passed=passed,
+        total=total,
+        tests=outcomes,
+        exit_code=run.exit_code,
+        duration_s=run.duration_s,
+        collection_ok=run.collection_ok,
+        output_tail=run.output_tail,
+    )
+
+
+def write_plugin(sandbox: Sandbox) -> None:
+    """Put the selection plugin in the container (once per episode: the caller keeps track)."""
+    sandbox.write_file(f"{PLUGIN_DIR}/{PLUGIN}.py", PLUGIN_SOURCE.encode())
