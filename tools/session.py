@@ -95,23 +95,26 @@ class ToolSession:
         argv = [python, "-I", "-c", BOOTSTRAP, f"{DEPLOY_DIR}/autoinstall-toolserver-{digest}.pyz",
                 self.sandbox.workdir]
         self._dead = None
-        self._pending = {0: Future()}
+        greeted: Future[Any] = Future()
+        self._pending = {0: greeted}
         self._stream = self.sandbox.open_stream(argv)
         self._reader = threading.Thread(target=self._read_loop, args=(self._stream,),
                                         name="toolserver-reader", daemon=True)
         self._reader.start()
-        greeting = self._greeting()
+        greeting = self._greeting(greeted)
         if greeting.get("need") == "zipapp":  # a fresh sandbox: send the zipapp down the stream
+            greeted = Future()
             with self._lock:
-                self._pending[0] = Future()
+                self._pending[0] = greeted
             self._stream.send(b"%d\n" % len(data) + data)
-            greeting = self._greeting()
+            greeting = self._greeting(greeted)
         self.info = greeting
         return self
 
-    def _greeting(self) -> dict[str, Any]:
+    def _greeting(self, greeted: Future[Any]) -> dict[str, Any]:
+        """Wait on the greeting's own Future: the reader drops it from `_pending` as soon as it arrives."""
         try:
-            return self._pending[0].result(timeout=self.start_timeout)
+            return greeted.result(timeout=self.start_timeout)
         except FutureTimeout as e:
             self.close()
             msg = f"the tool server sent no greeting within {self.start_timeout} s"

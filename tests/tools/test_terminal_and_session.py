@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from envs.base import Sandbox
+from envs.fake import FakeSandbox
 from tools import ToolServerError, ToolSession, call_tool
 from tools.session import ToolServerTimeout
 
@@ -117,3 +118,10 @@ def test_dead_server_gives_a_clear_error(sandbox: Sandbox, own_session: ToolSess
         own_session.call("read", path="README.md")
     r = call_tool(own_session, "read_file", {"path": "README.md"})
     assert r.is_error and "tool server" in r.output
+
+
+def test_a_greeting_that_arrives_before_start_waits_for_it_is_not_lost() -> None:
+    for _ in range(20):  # the reader thread often wins the race against start(); it must not matter
+        sandbox = FakeSandbox(stream_handler=lambda data: b"", stream_greeting=b'{"id": 0, "ok": true, "result": {"v": 1}}\n')
+        with sandbox, ToolSession(sandbox) as session:
+            assert session.info == {"v": 1}
