@@ -200,6 +200,8 @@ DiagnosisKind = Literal[
     "no_distribution",
     "installer_parse_error",
     "service_unavailable",
+    "network_required",
+    "stub_used",
     "timeout",
     "unknown",
 ]

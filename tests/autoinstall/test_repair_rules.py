@@ -116,3 +116,37 @@ def test_deprecations_turned_into_errors_are_ignored_by_test_options() -> None:
     r = repair(RepairContext(plan=Plan(test_command="python -m pytest"), failing=tests, phase="tests", output=msg,
                              diagnosis=diagnose(msg), python="3.11", available_pythons=["3.11"], failed_tests=failed))
     assert r is not None and r.kind == "test_args" and r.args is not None and "ignore::DeprecationWarning" in r.args
+
+
+TESTS = Step(command="<tests>", why="run the test suite")
+
+
+def test_only_a_name_the_index_does_not_have_is_stubbed() -> None:
+    missing = repair(ctx("Because nonexistent-dep-xyz was not found in the package registry and demo depends"))
+    assert missing is not None and missing.kind == "stub_distribution"
+    assert missing.distribution == "nonexistent-dep-xyz" and "raises on use" in missing.reason
+    # requests exists: its "no matching distribution" is a version or Python conflict, never a stub
+    conflict = repair(ctx("ERROR: No matching distribution found for requests>=99"))
+    assert conflict is None or conflict.kind != "stub_distribution"
+
+
+def test_network_off_symptoms_mean_the_internet_not_a_service() -> None:
+    failed = [FailedTest(test_id="tests/test_web.py::test_get", message="socket.gaierror: [Errno -3] Temporary "
+                         "failure in name resolution"),
+              FailedTest(test_id="tests/test_db.py::test_q", message="connection to server at \"localhost\" "
+                         "(127.0.0.1), port 5432 failed: Connection refused")]
+    ids = ["tests/test_web.py::test_get", "tests/test_web.py::test_other", "tests/test_db.py::test_q"]
+    web = repair(ctx(failed[0].message, phase="tests", failing=TESTS, failed_tests=failed, test_ids=ids))
+    assert web is not None and web.kind == "deselect" and web.tests == ["tests/test_web.py::test_get"]
+    assert "need the internet" in web.reason
+    db = repair(ctx(failed[1].message, phase="tests", failing=TESTS, failed_tests=failed, test_ids=ids))
+    assert db is not None and db.tests == ["tests/test_db.py"] and "postgresql" in db.reason
+
+
+def test_tests_that_use_a_stub_are_deselected_with_the_distribution_named() -> None:
+    message = "AutoinstallStubError: nonexistent-dep-xyz (stubbed by autoinstall: no registry has it): X() was used"
+    failed = [FailedTest(test_id="tests/test_a.py::test_x", message=message)]
+    r = repair(ctx(message, phase="tests", failing=TESTS, failed_tests=failed,
+                   test_ids=["tests/test_a.py::test_x", "tests/test_a.py::test_y"]))
+    assert r is not None and r.kind == "deselect" and r.tests == ["tests/test_a.py::test_x"]
+    assert "nonexistent-dep-xyz" in r.reason

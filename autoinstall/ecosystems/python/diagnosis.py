@@ -9,7 +9,15 @@ from envs.spec import Diagnosis, DiagnosisKind
 SERVICE_PORTS = {"5432": "postgresql", "3306": "mysql", "6379": "redis", "5672": "rabbitmq",
                  "27017": "mongodb", "11211": "memcached", "9200": "elasticsearch"}
 
+NETWORK_OFF = re.compile(
+    r"Temporary failure in name resolution|Name or service not known|No address associated with hostname|"
+    r"\[Errno -[235]\]|Network is unreachable|\[Errno 101\]|No route to host|Cannot assign requested address|"
+    r"\[Errno 99\]|Could not resolve host|getaddrinfo failed|NameResolutionError")
+"""What code that needs the internet prints when it runs offline (as verification does): not a service."""
+STUB_USED = re.compile(r"AutoinstallStubError: (?P<s>[\w.\[\]-]+)")
+
 _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
+    ("stub_used", STUB_USED),
     ("vcs_version", re.compile(r"(setuptools[-_]scm was unable to detect version.*|"
                                r"LookupError: .*unable to detect version.*|"
                                r"Error getting the version from source `vcs`.*)")),
@@ -42,12 +50,13 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
     ("deprecation_as_error", re.compile(r"(?:^|\n)(?:E\s+)?(?P<s>(?:Pending)?DeprecationWarning): .{5,}")),
     ("missing_module", re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<s>[\w.]+)'")),
     ("service_unavailable", re.compile(
-        r"(?:(?:Connection refused|could not connect to server|Is the server running|Cannot assign requested "
-        r"address).{0,300}?(?:port (?P<s1>\d+)|:(?P<s2>\d{4,5})\b)|"
+        r"(?:(?:Connection refused|could not connect to server|Is the server running)"
+        r".{0,300}?(?:port (?P<s1>\d+)|:(?P<s2>\d{4,5})\b)|"
         r"(?:port |:)(?P<s3>\d{4,5})\b.{0,80}?(?:Connection refused|could not connect))", re.S)),
-    ("service_unavailable", re.compile(r"\[Errno (?:111|99)\] (?:Connection refused|Cannot assign requested address)"
+    ("service_unavailable", re.compile(r"\[Errno 111\] Connection refused"
                                        r"|ConnectionRefusedError|connection to server (?:at|on socket) .{0,200}"
                                        r"failed|could not connect to server")),
+    ("network_required", NETWORK_OFF),
 ]
 
 
@@ -72,6 +81,18 @@ def _dotted_import(output: str, module: str) -> str:
     if shown:
         return shown.group(1)
     return module if "." in module and top in NAMESPACES else top
+
+
+LOOPBACK = re.compile(r"localhost|127\.0\.0\.1|::1|/var/run/|\.sock\b")
+
+
+def local_service(text: str) -> str:
+    """The well-known service a failed connection to this machine was meant for ("" if it is not one):
+    an offline sandbox answers a loopback connect with Errno 99 as well as with a refusal."""
+    if not LOOPBACK.search(text):
+        return ""
+    service = _service_by_port(text)
+    return "" if service == "network service" else service
 
 
 def _service_by_port(output: str) -> str:
@@ -100,6 +121,8 @@ def diagnose(output: str, *, timed_out: bool = False) -> Diagnosis:
             subject = _dotted_import(output, subject)
         if kind == "service_unavailable":
             subject = SERVICE_PORTS.get(subject, subject) or _service_by_port(output)
+        if kind == "network_required" and (service := local_service(output)):
+            kind, subject = "service_unavailable", service
         end = output.find("\n", match.end())
         line = output[output.rfind("\n", 0, match.start()) + 1: end if end >= 0 else len(output)]
         return Diagnosis(kind=kind, subject=subject, evidence=line.strip()[:500] or match.group(0)[:500])

@@ -7,7 +7,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import package_for
-from autoinstall.ecosystems.python.diagnosis import missing_modules
+from autoinstall.ecosystems.python.diagnosis import NETWORK_OFF, STUB_USED, local_service, missing_modules
+from autoinstall.ecosystems.python.index import on_index
 from autoinstall.ecosystems.python.pypi_names import distribution_for
 from autoinstall.ecosystems.python.pytest_plugins import plugin_for_ini, plugin_for_marker, plugin_for_option
 from envs.spec import Evidence, Repair, Step
@@ -73,10 +74,14 @@ def _python_version(ctx: RepairContext) -> Repair | None:
 
 
 def _no_distribution(ctx: RepairContext) -> Repair | None:
+    """Stub only what the index truly does not have: a version conflict, a Python mismatch or an unreachable
+    index also print "no matching distribution", and a stub would hide a real package."""
     dist = re.sub(r"\[.*\]$", "", ctx.diagnosis.subject)
+    if on_index(dist) is not False:
+        return None
     return Repair(kind="stub_distribution", distribution=dist, import_name=re.sub(r"[-.]", "_", dist).lower(),
-                  reason=f"{dist} cannot be installed from any registry: a stub stands in, tests importing it "
-                         "are deselected")
+                  reason=f"{dist} is not on the package index: a stub stands in (it raises on use), tests "
+                         "importing it are deselected")
 
 
 def _pytest_plugin(ctx: RepairContext) -> Repair | None:
@@ -100,9 +105,9 @@ def _vcs_version(ctx: RepairContext) -> Repair | None:
 
 
 SERVICE_FAILURE = re.compile(
-    r"Connection refused|could not connect|Cannot assign requested address|Errno 111|Errno 99|"
-    r"connection to server (?:at|on socket) .{0,200}failed|Name or service not known|"
-    r"Temporary failure in name resolution")
+    r"Connection refused|could not connect|Errno 111|connection to server (?:at|on socket) .{0,200}failed")
+"""A refused connection: a service the test expects on this machine is not running. DNS failures and
+unreachable hosts are not this: they mean the test needs the internet (NETWORK_OFF)."""
 
 
 def _whole_files(tests: list[str], all_tests: list[str]) -> list[str]:
@@ -118,12 +123,29 @@ def _whole_files(tests: list[str], all_tests: list[str]) -> list[str]:
 
 
 def _service(ctx: RepairContext) -> Repair | None:
-    needing = [t.test_id for t in ctx.failed_tests if SERVICE_FAILURE.search(t.message)]
+    needing = [t.test_id for t in ctx.failed_tests
+               if SERVICE_FAILURE.search(t.message) or (NETWORK_OFF.search(t.message) and local_service(t.message))]
     if not needing:
         return None
     return Repair(kind="deselect", tests=_whole_files(needing, ctx.test_ids),
                   reason=f"these tests need a running {ctx.diagnosis.subject} service, which the environment "
                          "does not provide")
+
+
+def _needs_network(ctx: RepairContext) -> Repair | None:
+    needing = [t.test_id for t in ctx.failed_tests if NETWORK_OFF.search(t.message) and not local_service(t.message)]
+    if not needing:
+        return None
+    return Repair(kind="deselect", tests=_whole_files(needing, ctx.test_ids),
+                  reason="these tests need the internet, and environments run their tests offline")
+
+
+def _stub_used(ctx: RepairContext) -> Repair | None:
+    using = [t.test_id for t in ctx.failed_tests if STUB_USED.search(t.message)]
+    if not using:
+        return None
+    return Repair(kind="deselect", tests=_whole_files(using, ctx.test_ids),
+                  reason=f"these tests use {ctx.diagnosis.subject}, which no registry has (a stub stands in)")
 
 
 def _use_pip(ctx: RepairContext) -> Repair | None:
@@ -163,6 +185,8 @@ RULES = {
     "async_tests_without_plugin": _pytest_plugin,
     "vcs_version": _vcs_version,
     "service_unavailable": _service,
+    "network_required": _needs_network,
+    "stub_used": _stub_used,
 }
 
 

@@ -1,4 +1,4 @@
-"""Stand-ins for distributions that cannot be installed: a minimal wheel with a permissive module."""
+"""Stand-ins for distributions no registry has: a minimal wheel whose module imports but raises on use."""
 from __future__ import annotations
 
 import base64
@@ -16,28 +16,60 @@ __all__ = ["STUB_DIR", "build_stub_wheel", "files_importing", "stub_version"]
 
 STUB_MODULE = '''"""Stub for {dist}: it could not be installed, so autoinstall put this module in its place.
 
-Every attribute is a permissive placeholder; tests that import this module were deselected.
+Importing it works (so that modules importing it load); using anything from it raises
+AutoinstallStubError naming {dist}. Tests that fail with it are deselected and counted.
 """
 AUTOINSTALL_STUB = True
 
 
+class AutoinstallStubError(RuntimeError):
+    pass
+
+
+def _used(what):
+    raise AutoinstallStubError("{dist} (stubbed by autoinstall: no registry has it): %s was used" % what)
+
+
 class _Stub:
-    def __init__(self, *args, **kwargs):
-        pass
+    def __init__(self, name):
+        object.__setattr__(self, "_name", name)
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return _Stub(self._name + "." + attr)
 
     def __call__(self, *args, **kwargs):
-        return _Stub()
+        _used(self._name + "()")
 
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _Stub()
+    def __setattr__(self, attr, value):
+        _used(self._name + "." + attr + " = ...")
+
+    def __mro_entries__(self, bases):
+        _used("subclassing " + self._name)
+
+    def __repr__(self):
+        return "<autoinstall stub %s of {dist}>" % self._name
+
+    def __bool__(self):
+        _used("bool(" + self._name + ")")
+
+    def __iter__(self):
+        _used("iter(" + self._name + ")")
+
+    def __getitem__(self, key):
+        _used(self._name + "[...]")
+
+    def __eq__(self, other):
+        _used(self._name + " == ...")
+
+    __hash__ = object.__hash__
 
 
 def __getattr__(name):
     if name.startswith("__"):
         raise AttributeError(name)
-    return _Stub
+    return _Stub(__name__ + "." + name)
 '''
 
 
