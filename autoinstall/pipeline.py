@@ -14,7 +14,7 @@ from autoinstall.ecosystems.detect import get_ecosystem
 from autoinstall.install import install
 from autoinstall.options import BuildOptions, docker_factory
 from autoinstall.plan import propose
-from autoinstall.record import default_env_dir, finish, keep_failed, slug, write_outputs
+from autoinstall.record import default_env_dir, fill_cache, finish, keep_failed, slug, write_outputs
 from autoinstall.record.lock import build_lock
 from autoinstall.source import check_out
 from envs.base import SandboxFactory
@@ -95,6 +95,7 @@ def _install_and_record(spec: EnvSpec, model: object, src: Path, out: Path, opti
             t0 = time.monotonic()
             finish(spec, result.snapshot, src, out, options, factory, ecosystem, result.stub_wheels, say)
             timings.verify_s = round(time.monotonic() - t0, 3)
+            fill_cache(spec, out, factory, ecosystem)
         elif result.snapshot is not None:
             keep_failed(spec, result.snapshot, factory)
     finally:

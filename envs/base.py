@@ -176,8 +176,13 @@ class SandboxFactory(Protocol):
         ...
 
     def sandbox(self, image: str, *, network: bool, env: Mapping[str, str] | None = None,
-                cache: bool = False) -> Sandbox:
-        """A new, unstarted sandbox from `image`; `cache` mounts the host's package download cache."""
+                cache: bool = False, trusted: bool = False) -> Sandbox:
+        """A new, unstarted sandbox from `image`.
+
+        `cache` gives it the host's package download cache through a private layer: it reads what is
+        there, and what it writes goes away with it. `trusted` (only for steps that run no project code)
+        writes into the shared cache itself.
+        """
         ...
 
     def finalize(self, snapshot: str, tag: str, env: Mapping[str, str], labels: Mapping[str, str]) -> str:

@@ -256,10 +256,11 @@ class FactorySandbox(FakeSandbox):
     """A FakeSandbox of a FakeFactory: starts from an image's files, snapshots into the factory's store."""
 
     def __init__(self, factory: FakeFactory, index: int, image: str, *, network: bool,
-                 env: Mapping[str, str] | None, cache: bool) -> None:
+                 env: Mapping[str, str] | None, cache: bool, trusted: bool = False) -> None:
         super().__init__(behaviour=factory._answer, stream_handler=factory.stream_handler,
                          stream_greeting=factory.stream_greeting)
         self.factory, self.index, self.image, self.cache = factory, index, image, cache
+        self.trusted = trusted
         self.network = self.network_at_start = network
         self.sandbox_env = dict(env or {})
 
@@ -351,10 +352,10 @@ class FakeFactory:
         return tag
 
     def sandbox(self, image: str, *, network: bool, env: Mapping[str, str] | None = None,
-                cache: bool = False) -> FactorySandbox:
+                cache: bool = False, trusted: bool = False) -> FactorySandbox:
         """A new, unstarted FactorySandbox from `image` (its files are loaded at start)."""
         self.sandboxes.append(FactorySandbox(self, len(self.sandboxes), image, network=network, env=env,
-                                             cache=cache))
+                                             cache=cache, trusted=trusted))
         return self.sandboxes[-1]
 
     def finalize(self, snapshot: str, tag: str, env: Mapping[str, str], labels: Mapping[str, str]) -> str:

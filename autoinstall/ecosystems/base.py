@@ -115,6 +115,11 @@ class Ecosystem(Protocol):
         """The installed versions, as constraints the replay Dockerfile pins every step to ("" if unknown)."""
         ...
 
+    def warm(self, sandbox: Sandbox, constraints: str) -> None:
+        """Fill the shared package cache with the pinned packages in a trusted sandbox: registry artifacts
+        only, running nothing from the project or any source build. Failures are ignored."""
+        ...
+
     def constraints(self, freeze: str, project: str | None) -> str:
         """`freeze` minus the project itself and what cannot be pinned by version."""
         ...

@@ -68,6 +68,20 @@ def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOp
     return spec
 
 
+def fill_cache(spec: EnvSpec, out: Path, factory: SandboxFactory, ecosystem: Ecosystem) -> None:
+    """After a build, fill the shared package cache with its pinned packages from a clean base-image sandbox
+    (trusted: nothing of the project runs there). Builds only ever see that cache read-only; a failure
+    here costs later builds speed, never correctness, so it is not raised."""
+    constraints = out / "context" / "autoinstall" / "constraints.txt"
+    if not spec.base_image or not constraints.is_file():
+        return
+    try:
+        with factory.sandbox(spec.base_image, network=True, cache=True, trusted=True) as sandbox:
+            ecosystem.warm(sandbox, constraints.read_text())
+    except EnvError:
+        return
+
+
 def _rebuild_check(spec: EnvSpec, context: Path, tag: str, options: BuildOptions, factory: SandboxFactory,
                    ecosystem: Ecosystem) -> None:
     """Build the replay Dockerfile and verify that image too; a mismatch fails the spec."""
@@ -82,5 +96,5 @@ def _rebuild_check(spec: EnvSpec, context: Path, tag: str, options: BuildOptions
                                message=f"the replay Dockerfile builds an image that does not verify: {again.reason}")
 
 
-__all__ = ["default_env_dir", "env_tag", "finish", "keep_failed", "load_spec", "slug", "spec_dir",
+__all__ = ["default_env_dir", "env_tag", "fill_cache", "finish", "keep_failed", "load_spec", "slug", "spec_dir",
            "write_outputs"]

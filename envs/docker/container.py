@@ -24,7 +24,11 @@ class DockerSandboxConfig(SandboxSpec):
     pass_proxy_env: bool = True
     """Carry HTTP_PROXY/HTTPS_PROXY/NO_PROXY (both cases) from the host environment into the container."""
     cache_dir: Path | None = None
-    """Host directory mounted at /cache for the uv and pip caches (UV_CACHE_DIR, PIP_CACHE_DIR)."""
+    """Host directory of the uv and pip caches, seen at /cache (UV_CACHE_DIR, PIP_CACHE_DIR)."""
+    cache_mode: Literal["layered", "shared"] = "layered"
+    """`layered`: the sandbox sees the cache through an overlay of its own (the shared cache is read-only
+    underneath; what it writes vanishes with it), so untrusted code cannot poison later builds. `shared`:
+    the cache itself, read-write: only for trusted steps that run no project code (filling the cache)."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Extra labels on the container and its snapshots."""
     base_url: str | None = None
@@ -37,13 +41,19 @@ class DockerSandboxConfig(SandboxSpec):
     """Pull a REGISTRY/NAME:TAG image that is not on this engine (e.g. pushed by `batch --executor ray`)."""
 
 
-def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image: str) -> str:
-    """Create (not start) a container running `sleep infinity` from `image` under `c`; returns its id."""
+def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image: str,
+                     cache_volume: str | None = None) -> str:
+    """Create (not start) a container running `sleep infinity` from `image` under `c`; returns its id.
+
+    `cache_volume`: the sandbox's own overlay over `c.cache_dir` (layered mode), mounted at /cache.
+    """
     api = client.api
     volumes = {}
     if c.ca_bundle:
         volumes[str(c.ca_bundle.resolve())] = {"bind": CA_PATH, "mode": "ro"}
-    if c.cache_dir:
+    if cache_volume:
+        volumes[cache_volume] = {"bind": "/cache", "mode": "rw"}
+    elif c.cache_dir and c.cache_mode == "shared":
         c.cache_dir.mkdir(parents=True, exist_ok=True)
         volumes[str(c.cache_dir.resolve())] = {"bind": "/cache", "mode": "rw"}
     info = _engine_info(client, c.base_url)

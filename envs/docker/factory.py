@@ -41,9 +41,10 @@ class DockerFactory:
         return self.base_images(python=python, log=log)
 
     def sandbox(self, image: str, *, network: bool, env: Mapping[str, str] | None = None,
-                cache: bool = False) -> DockerSandbox:
+                cache: bool = False, trusted: bool = False) -> DockerSandbox:
         return DockerSandbox(DockerSandboxConfig(image=image, limits=self.limits, env=dict(env or {}),
-                                                 cache_dir=self.cache_dir if cache else None, network=network))
+                                                 cache_dir=self.cache_dir if cache else None, network=network,
+                                                 cache_mode="shared" if trusted else "layered"))
 
     def finalize(self, snapshot: str, tag: str, env: Mapping[str, str], labels: Mapping[str, str]) -> str:
         lines = [f"FROM {snapshot}"] + [f"ENV {k}={_quote(v)}" for k, v in sorted(env.items())]

@@ -12,6 +12,7 @@ import docker.errors
 from pydantic import BaseModel, Field
 
 from envs.base import LABEL
+from envs.docker.cachelayer import remove_cache_layer
 from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone
 from envs.errors import EnvError, ImageBuildError, ImageNotFoundError
 
@@ -22,6 +23,8 @@ class CleanupReport(BaseModel):
     dry_run: bool
     containers: list[str] = Field(default_factory=list)
     images: list[str] = Field(default_factory=list)
+    volumes: list[str] = Field(default_factory=list)
+    """Private cache layers left by sandboxes that were never stopped."""
     errors: list[str] = Field(default_factory=list)
 
 
@@ -58,11 +61,23 @@ def cleanup(
             report.images.append(img["Id"])
             if not dry_run:
                 _try(report, lambda iid=img["Id"]: api.remove_image(iid, force=True))
+        layers = api.volumes(filters={"label": [f"{KIND_LABEL}=cache-layer", *extra]}).get("Volumes") or []
+        for volume in layers:
+            report.volumes.append(volume["Name"])
+            if not dry_run:
+                _try(report, lambda v=volume: remove_cache_layer(api, v["Name"], _layer_dir(v)))
     except _ENGINE_ERRORS as e:
         raise engine_gone(e, "cleanup", base_url) from e
     finally:
         client.close()
     return report
+
+
+def _layer_dir(volume: dict[str, object]) -> Path:
+    """The host folder of a cache layer, read back from its overlay options (upperdir=.../upper)."""
+    options = str((volume.get("Options") or {}).get("o", ""))  # type: ignore[union-attr]
+    upper = next((o.split("=", 1)[1] for o in options.split(",") if o.startswith("upperdir=")), "")
+    return Path(upper).parent if upper else Path("/nonexistent")
 
 
 def _try(report: CleanupReport, action: Callable[[], object]) -> None:

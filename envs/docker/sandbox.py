@@ -20,6 +20,7 @@ import docker.errors
 
 from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, move_into, pump, root_owned
 from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult
+from envs.docker.cachelayer import create_cache_layer, remove_cache_layer
 from envs.docker.container import DockerSandboxConfig, create_container
 from envs.docker.diskwatch import DiskWatch
 from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone
@@ -51,6 +52,7 @@ class DockerSandbox:
         self._network = self.config.network
         self._image_env: list[str] = []
         self.limit_error: str | None = None
+        self._cache_layer: tuple[str, Path] | None = None
 
     # lifecycle
     def start(self) -> Self:
@@ -65,6 +67,8 @@ class DockerSandbox:
             with self._engine("start"):
                 image = self._local_or_pulled(self.config.image)
                 self._image_env = list(image["Config"].get("Env") or [])
+                if self.config.cache_dir and self.config.cache_mode == "layered":
+                    self._cache_layer = create_cache_layer(self._client.api, self.config.cache_dir)
                 self._create(self.config.image)
         except BaseException:
             with suppress(EnvError):
@@ -79,6 +83,10 @@ class DockerSandbox:
         if cid and self._client:
             with self._engine("stop"), suppress(docker.errors.NotFound):
                 self._client.api.remove_container(cid, force=True, v=True)
+        layer, self._cache_layer = self._cache_layer, None
+        if layer and self._client:
+            with self._engine("stop"):
+                remove_cache_layer(self._client.api, *layer)
         if self._client:
             self._client.close()
             self._client = None
@@ -113,7 +121,8 @@ class DockerSandbox:
     def _create(self, image: str) -> None:
         assert self._client is not None
         api = self._client.api
-        self._cid = cid = create_container(self._client, self.config, image)
+        volume = self._cache_layer[0] if self._cache_layer else None
+        self._cid = cid = create_container(self._client, self.config, image, volume)
         if not self._network:
             api.disconnect_container_from_network(cid, "bridge")
         api.start(cid)

@@ -36,6 +36,10 @@ def test_fixture_repository_reaches_its_expected_outcome(case: str, base_image: 
     assert (spec.failure.failure_class if spec.failure else None) == expected["failure_class"]
     written = EnvSpec.model_validate_json((tmp_path / "env" / "spec.json").read_text())
     assert written.status == spec.status
+    shared = home / "cache" / "uv"  # no build may write into the cache the next one reads
+    assert not (shared / "autoinstall-poison-canary").exists()
+    assert not any("autoinstall-poison-canary" in p.read_text(errors="replace")
+                   for p in shared.rglob("_pytest/__init__.py"))
     if spec.status != "verified":
         return
     run = spec.verification.last_run if spec.verification else None

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from autoinstall.ecosystems.base import STUB_DIR, Log, RepairContext
 from autoinstall.ecosystems.python.diagnosis import diagnose
-from autoinstall.ecosystems.python.pins import constraints_from_freeze, freeze
+from autoinstall.ecosystems.python.pins import constraints_from_freeze, freeze, warm
 from autoinstall.ecosystems.python.proposal.assemble import propose_plan
 from autoinstall.ecosystems.python.repairs import repair
 from autoinstall.ecosystems.python.stubs import build_stub_wheel, files_importing, stub_version
@@ -64,6 +64,9 @@ class PythonEcosystem:
 
     def freeze(self, sandbox: Sandbox) -> str:
         return freeze(sandbox)
+
+    def warm(self, sandbox: Sandbox, constraints: str) -> None:
+        warm(sandbox, constraints)
 
     def constraints(self, freeze: str, project: str | None) -> str:
         return constraints_from_freeze(freeze, project)

@@ -22,3 +22,18 @@ def constraints_from_freeze(freeze: str, project: str | None) -> str:
             continue
         keep.append(line)
     return "\n".join(keep) + ("\n" if keep else "")
+
+
+WARM_DIR = "/tmp/autoinstall-warm"
+WARM = ("uv pip install -q --no-deps --no-build --target {dir} -r {pins} || "
+        "while read -r req; do uv pip install -q --no-deps --no-build --target {dir} \"$req\" || true; done < {pins}")
+"""Wheels only (--no-build: no sdist's setup code runs), one by one when one of them has no wheel."""
+
+
+def warm(sandbox: Sandbox, constraints: str, timeout_s: float = 600) -> None:
+    """Download the pinned wheels into the cache the trusted `sandbox` shares with later builds."""
+    if not constraints.strip():
+        return
+    pins = f"{WARM_DIR}.txt"
+    sandbox.write_file(pins, constraints.encode())
+    sandbox.exec(WARM.format(dir=WARM_DIR, pins=pins), timeout=timeout_s)

@@ -1,0 +1,52 @@
+"""Builds cannot poison each other through the package cache: each sandbox sees the shared cache through
+an overlay of its own, and only trusted sandboxes (which run no project code) write into it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import docker
+import pytest
+
+from envs.docker import DockerFactory
+from envs.docker.cachelayer import LAYERS_DIR
+
+pytestmark = pytest.mark.docker
+
+POISON = "echo 'raise SystemExit(\"poisoned\")' >> /cache/uv/_pytest/__init__.py && echo x > /cache/uv/canary"
+
+
+def layer_volumes() -> set[str]:
+    client = docker.from_env()
+    try:
+        return {v.name for v in client.volumes.list(filters={"label": "autoinstall.kind=cache-layer"})}
+    finally:
+        client.close()
+
+
+def test_what_a_build_writes_into_the_cache_never_reaches_the_next_one(base_image: str, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    (cache / "uv" / "_pytest").mkdir(parents=True)
+    (cache / "uv" / "_pytest" / "__init__.py").write_text("CLEAN = True\n")
+    factory = DockerFactory(cache_dir=cache)
+    before = layer_volumes()
+    with factory.sandbox(base_image, network=False, cache=True) as hostile:
+        result = hostile.exec(f"{POISON} && cat /cache/uv/_pytest/__init__.py")
+        assert result.ok and "poisoned" in result.stdout, result.output  # it may write: into its own layer
+        assert hostile.exec("printenv UV_CACHE_DIR").stdout.strip() == "/cache/uv"
+    assert (cache / "uv" / "_pytest" / "__init__.py").read_text() == "CLEAN = True\n"
+    assert not (cache / "uv" / "canary").exists()
+    with factory.sandbox(base_image, network=False, cache=True) as later:
+        seen = later.exec("cat /cache/uv/_pytest/__init__.py; ls /cache/uv")
+        assert seen.stdout.split() == ["CLEAN", "=", "True", "_pytest"], seen.output
+    assert layer_volumes() == before, "every private cache layer is removed with its sandbox"
+    assert not any((cache.parent / LAYERS_DIR).iterdir())
+
+
+def test_a_trusted_sandbox_fills_the_shared_cache(base_image: str, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    factory = DockerFactory(cache_dir=cache)
+    with factory.sandbox(base_image, network=False, cache=True, trusted=True) as warm:
+        assert warm.exec("mkdir -p /cache/uv && echo wheel > /cache/uv/fetched").ok
+    assert (cache / "uv" / "fetched").read_text() == "wheel\n"
+    with factory.sandbox(base_image, network=False, cache=True) as build:
+        assert build.exec("cat /cache/uv/fetched").stdout == "wheel\n"
