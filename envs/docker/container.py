@@ -42,7 +42,7 @@ class DockerSandboxConfig(SandboxSpec):
 
 
 def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image: str,
-                     cache_volume: str | None = None) -> str:
+                     cache_volume: str | None = None, network: str = "bridge") -> str:
     """Create (not start) a container running `sleep infinity` from `image` under `c`; returns its id.
 
     `cache_volume`: the sandbox's own overlay over `c.cache_dir` (layered mode), mounted at /cache.
@@ -72,6 +72,7 @@ def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image:
         nano_cpus=int(min(c.limits.cpus, ncpu) * 1e9),
         tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={c.tmp_mb}m,mode=1777"},
         binds=volumes,
+        network_mode=network,
     )
     spec = {
         "command": ["sleep", "infinity"],

@@ -23,6 +23,7 @@ from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult
 from envs.docker.cachelayer import create_cache_layer, remove_cache_layer
 from envs.docker.container import DockerSandboxConfig, create_container
 from envs.docker.diskwatch import DiskWatch
+from envs.docker.network import NETWORK, sandbox_network
 from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone
 from envs.docker.registry import _has_host, pull_image
 from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
@@ -39,6 +40,9 @@ after a timeout the group (led by timeout's pid) is swept with KILL, which no fo
 forking may be impossible at that point."""
 
 
+RESOLV_SAVED = "/var/tmp/.autoinstall-resolv.conf"
+
+
 class DockerSandbox:
     """A Sandbox backed by one container running `sleep infinity`; see envs/base.py for the contract."""
 
@@ -53,6 +57,7 @@ class DockerSandbox:
         self._image_env: list[str] = []
         self.limit_error: str | None = None
         self._cache_layer: tuple[str, Path] | None = None
+        self._net = NETWORK
 
     # lifecycle
     def start(self) -> Self:
@@ -122,10 +127,13 @@ class DockerSandbox:
         assert self._client is not None
         api = self._client.api
         volume = self._cache_layer[0] if self._cache_layer else None
-        self._cid = cid = create_container(self._client, self.config, image, volume)
+        self._net = sandbox_network(api, self.config.base_url)
+        self._cid = cid = create_container(self._client, self.config, image, volume, self._net)
         if not self._network:
-            api.disconnect_container_from_network(cid, "bridge")
+            api.disconnect_container_from_network(cid, self._net)
         api.start(cid)
+        if not self._network:
+            self._resolver(online=False)
         DiskWatch.watch(self, cid)
 
     # plumbing
@@ -339,18 +347,27 @@ class DockerSandbox:
                 self._client.api.remove_container(old, force=True, v=True)
             self._create(snapshot_id)
 
+    def _resolver(self, *, online: bool) -> None:
+        """Offline, names fail at once instead of after the network's resolver times out (10 s a lookup):
+        point /etc/resolv.conf at a closed local port, and put the network's resolver back when online."""
+        script = (f"cat {RESOLV_SAVED} > /etc/resolv.conf" if online else
+                  f"cp /etc/resolv.conf {RESOLV_SAVED}; printf 'nameserver 127.0.0.1\\noptions attempts:1 "
+                  "timeout:1\\n' > /etc/resolv.conf")
+        self.exec(["sh", "-c", f"[ -w /etc/resolv.conf ] && {{ {script}; }} || true"], timeout=30)
+
     def _halt_watchdog(self) -> None:
         if self._cid:
             DiskWatch.unwatch(self.config.base_url, self._cid)
 
     def set_network(self, enabled: bool) -> None:
-        """Connect to or disconnect from the default bridge network."""
+        """Connect to or disconnect from the sandbox network (envs/docker/network.py)."""
         if enabled == self._network:
             self._check()
             return
         with self._engine("set_network"):
             if enabled:
-                self._api.connect_container_to_network(self._cid, "bridge")
+                self._api.connect_container_to_network(self._cid, self._net)
             else:
-                self._api.disconnect_container_from_network(self._cid, "bridge")
+                self._api.disconnect_container_from_network(self._cid, self._net)
+        self._resolver(online=enabled)
         self._network = enabled

@@ -97,13 +97,42 @@ def test_apt_get_install_works_with_the_reduced_capabilities(box: DockerSandbox)
 
 
 def test_uv_pip_install_uses_the_proxy_ca_and_the_host_cache(base_image: str, tmp_path: Path) -> None:
+    install = "uv pip install iniconfig && python -c 'import iniconfig; print(iniconfig.__name__)'"
     with DockerSandbox(image=base_image, labels=RUN_LABEL, cache_dir=tmp_path / "cache") as sb:
-        r = sb.exec(
-            "uv pip install iniconfig && python -c 'import iniconfig; print(iniconfig.__name__)'", timeout=180
-        )
+        r = sb.exec(install, timeout=180)
         assert r.ok, r.output[-2000:]
         assert r.stdout == "iniconfig\n"
-    assert any((tmp_path / "cache" / "uv").iterdir()), "the uv cache was not written to the host cache dir"
+    assert not (tmp_path / "cache" / "uv").exists(), "an untrusted sandbox wrote into the shared cache"
+    with DockerSandbox(image=base_image, labels=RUN_LABEL, cache_dir=tmp_path / "cache", cache_mode="shared") as sb:
+        assert sb.exec(install, timeout=180).ok
+    assert any((tmp_path / "cache" / "uv").iterdir()), "a trusted sandbox did not fill the host cache dir"
+
+
+def test_sandboxes_reach_the_registries_but_not_this_machine(base_image: str) -> None:
+    listener = socket.socket()
+    listener.bind(("0.0.0.0", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    try:
+        addresses = ["172.17.0.1", *(a for a in _host_addresses() if not a.startswith("127."))]
+        with DockerSandbox(image=base_image, labels=RUN_LABEL) as sb:
+            gateway = sb.exec("ip route 2>/dev/null | awk '/default/ {print $3}' || true").stdout.split()
+            probe = ("import socket, sys\nfor a in sys.argv[1:]:\n    try:\n        socket.create_connection("
+                     f"(a, {port}), 3).close(); print('reached', a)\n    except OSError as e: print('refused', a)")
+            seen = sb.exec(["python3", "-c", probe, *addresses, *gateway], timeout=60).stdout
+            assert "reached" not in seen, seen
+            assert seen.count("refused") == len(addresses) + len(gateway)
+            web = "import socket; socket.create_connection(('pypi.org', 443), 10); print('connected')"
+            assert sb.exec(["python3", "-c", web], timeout=30).stdout == "connected\n"
+        # the listener itself works: this machine reaches it
+        socket.create_connection(("127.0.0.1", port), 3).close()
+    finally:
+        listener.close()
+
+
+def _host_addresses() -> list[str]:
+    out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, check=False).stdout
+    return out.split()
 
 
 def test_fork_bomb_is_contained_by_the_pids_limit(base_image: str) -> None:

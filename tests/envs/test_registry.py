@@ -162,7 +162,7 @@ def test_pulling_what_was_never_pushed(docker_engine: None, registry: str) -> No
 def test_a_sandbox_pulls_a_registry_image_that_is_not_here(base_image: str, registry: str) -> None:
     from envs.docker import DockerSandbox, list_images, push_image
 
-    rootfs = next(t for img in list_images({"autoinstall.kind": "rootfs"}) for t in img["tags"])
+    rootfs = next(t for img in list_images({"autoinstall.kind": "rootfs"}) for t in img["tags"] if "<none>" not in t)
     ref = push_image(rootfs, registry)  # the bootstrapped Debian: small, and it has a shell
     remove_image(ref)
     with DockerSandbox(image=ref) as sandbox:
