@@ -1,12 +1,22 @@
-"""The exceptions the CLI reports as one clear line (no traceback unless AUTOINSTALL_DEBUG is set)."""
+"""The builder's exception root, and the three roots the CLI reports as one line (exit 2).
+
+`AutoinstallError` is the builder's root (`SourceError`, `ModelError`, `DebugError` subclass it); `EnvError`
+(envs/errors.py) is the environments' root (sandboxes, base images, the catalog, exports); `ToolServerError`
+(tools/session.py) is the tool server's. `cli.main()` catches these three once; anything else is a bug and
+keeps its traceback.
+"""
 from __future__ import annotations
 
 
-def user_errors() -> tuple[type[BaseException], ...]:
-    """Imported on demand, so that `autoinstall --help` does not load git, sqlite and pydantic models."""
-    from autoinstall.plan.models.chat_client import ModelError
-    from autoinstall.source.checkout import SourceError
-    from envs.catalog import CatalogError
-    from envs.errors import EnvError
+class AutoinstallError(Exception):
+    """The builder cannot do what was asked (repository, model endpoint, debug session); the message says
+    what to do next."""
 
-    return (EnvError, SourceError, ModelError, CatalogError)
+
+def error_roots() -> tuple[type[Exception], ...]:
+    """(AutoinstallError, EnvError, ToolServerError): the errors a user gets as one line, not a traceback."""
+    # Imported on demand: envs and tools load pydantic, which `autoinstall --help` does not need.
+    from envs.errors import EnvError
+    from tools.session import ToolServerError
+
+    return (AutoinstallError, EnvError, ToolServerError)

@@ -1,6 +1,11 @@
-"""One build configuration: what the CLI, batch and debug pass down, with the defaults the CLI shows."""
+"""One build configuration: what the CLI, batch and debug pass down, with the defaults the CLI shows.
+
+`BuildOptions` (with `Budgets`) says how one environment is built; `BatchOptions` runs many with one
+`BuildOptions`. The CLI's flags take their defaults from these models.
+"""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,12 +40,15 @@ class BuildOptions(BaseModel):
     base_url: str | None = None
     """Endpoint of an OpenAI-compatible server, for openai:NAME models."""
     commit: str | None = None
+    """Revision to check out (branch, tag, sha); None: HEAD."""
     out_dir: Path | None = None
     """Where the spec, Dockerfile, context and logs go; default under autoinstall_home()/envs."""
     budgets: Budgets = Field(default_factory=Budgets)
+    """How hard phase 2 tries."""
     threshold: float = DEFAULT_THRESHOLD
     """Pass rate needed to call an environment verified."""
     verify_runs: int = 2
+    """Runs of the test suite when verifying (results differing between runs mark tests flaky)."""
     as_of_commit: bool = False
     """Resolve dependencies as of the commit date (uv --exclude-newer)."""
     rebuild_check: bool = False
@@ -48,12 +56,33 @@ class BuildOptions(BaseModel):
     python: str | None = None
     """Force an interpreter version instead of the plan's."""
     limits: Limits = Field(default_factory=Limits)
+    """Resources each sandbox may use."""
 
 
-def docker_factory(limits: Limits | None = None) -> SandboxFactory:
-    """Sandboxes on the local Docker engine, with the host's package cache and our base images."""
+class BatchOptions(BaseModel):
+    """How to run a batch."""
+
+    model_config = ConfigDict(extra="forbid")
+    jobs: int = Field(default=2, ge=1)
+    """Builds running at once."""
+    retry_failed: bool = False
+    """Build again the jobs whose record is failed (verified ones are always kept)."""
+    build: BuildOptions = Field(default_factory=BuildOptions)
+    """How each repository is built (model, endpoint, budgets, ...); entries set commit and out_dir."""
+
+
+def docker_factory(limits: Limits | None = None, log: Callable[[str], None] | None = None) -> SandboxFactory:
+    """Sandboxes on the local Docker engine, with the host's package cache and our base images.
+
+    `log` receives the output of base image builds (unless the caller of `base_image` passes its own).
+    """
     # Imported here: the docker SDK is only loaded by commands that run something.
     from envs.baseimage import ensure_base_image
     from envs.docker import DockerFactory
 
-    return DockerFactory(limits, cache_dir(), ensure_base_image)
+    default_log = log
+
+    def base_images(*, python: str, log: Callable[[str], None] | None = None) -> str:
+        return ensure_base_image(python=python, log=log or default_log)
+
+    return DockerFactory(limits, cache_dir(), base_images)

@@ -13,7 +13,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +38,8 @@ MIRROR_ENV = "AUTOINSTALL_DEBIAN_MIRROR"
 REGISTRY_ENV = "AUTOINSTALL_REGISTRY"
 """Set to "off" to never try pulling python:X.Y-slim."""
 BASE_REPO, ROOTFS_REPO = "autoinstall-base", "autoinstall-rootfs"
+RUN_TIMEOUT_S = 1800
+"""Seconds debootstrap (or the tar of its result) may run."""
 Log = Callable[[str], None]
 
 
@@ -74,7 +78,7 @@ def _ca_bundle(ca_bundle: Path | None) -> Path:
         return ca_bundle
     if engine.HOST_CA_BUNDLE.is_file():
         return engine.HOST_CA_BUNDLE
-    import certifi
+    import certifi  # only when the host has no CA bundle of its own
 
     return Path(certifi.where())
 
@@ -127,7 +131,8 @@ def ensure_base_image(
         python: "X.Y". Without a registry only the versions in SUITES can be built.
         ca_bundle: PEM bundle trusted inside the image (default: the host's).
         rebuild: build again even if the tag exists.
-        log: receives progress lines and notices.
+        log: receives every line of output (debootstrap, docker build) and notices; the CLI writes them to
+            a log file and shows one status line, or streams them with --verbose.
         mirror: Debian mirror for debootstrap (default: $AUTOINSTALL_DEBIAN_MIRROR or the host apt's).
         registry: try `python:X.Y-slim` first (default: unless $AUTOINSTALL_REGISTRY is "off").
 
@@ -152,9 +157,11 @@ def ensure_base_image(
                 return tag
     for tag, source, variables in recipes:
         if source.startswith("python:"):
-            if engine.image_labels(source) is None and engine.try_pull(source, timeout=120) is None:
-                say(f"notice: no registry answers for {source}; bootstrapping from Debian instead")
-                continue
+            if engine.image_labels(source) is None:
+                say(f"pulling {source}")
+                if engine.try_pull(source, timeout=120) is None:
+                    say(f"notice: no registry answers for {source}; bootstrapping from Debian instead")
+                    continue
             variables = variables | {"base": source}
         else:
             variables = variables | {"base": _ensure_rootfs(SUITES[python], mirror, say)}
@@ -198,24 +205,36 @@ def _ensure_rootfs(suite: str, mirror: str, say: Log) -> str:
         say(f"debootstrap {suite} from {mirror} (about 30 s)")
         with tempfile.TemporaryDirectory(prefix="autoinstall-rootfs-") as tmp:
             root, tarball = Path(tmp) / "root", Path(tmp) / "rootfs.tar"
-            _run(["debootstrap", "--variant=minbase", suite, str(root), mirror], suite, mirror)
-            _run(["tar", "-C", str(root), "--numeric-owner", "-cf", str(tarball), "."], suite, mirror)
+            _run(["debootstrap", "--variant=minbase", suite, str(root), mirror], suite, mirror, say)
+            _run(["tar", "-C", str(root), "--numeric-owner", "-cf", str(tarball), "."], suite, mirror, say)
             labels = {LABEL: "1", engine.KIND_LABEL: "rootfs", f"{LABEL}.source": f"{suite}@{mirror}"}
             return engine.import_rootfs(tarball, tag, labels)
 
 
-def _run(argv: list[str], suite: str, mirror: str) -> None:
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=1800, check=False)
-    if proc.returncode == 0:
+def _run(argv: list[str], suite: str, mirror: str, say: Log) -> None:
+    """Run a bootstrap command, streaming its output through `say`; its tail goes into the error."""
+    tail: deque[str] = deque(maxlen=12)
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace") as proc:
+        timer = threading.Timer(RUN_TIMEOUT_S, proc.kill)
+        timer.start()
+        try:
+            for line in proc.stdout or ():
+                tail.append(line.rstrip())
+                say(line.rstrip())
+        finally:
+            timer.cancel()
+        code = proc.wait()
+    if code == 0:
         return
-    tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-12:])
+    text = "\n".join(tail).strip()
     hint = ""
-    if "Release" in tail or "resolve" in tail.lower() or "connect" in tail.lower():
+    if "Release" in text or "resolve" in text.lower() or "connect" in text.lower():
         hint = (
             f"\nThe Debian mirror {mirror} cannot be reached for {suite}. Check the network/proxy, or set "
             f"{MIRROR_ENV} to a reachable mirror."
         )
-    msg = f"{argv[0]} failed (exit {proc.returncode}).{hint}\n{tail}"
+    msg = f"{argv[0]} failed (exit {code}).{hint}\n{text}"
     raise ImageBuildError(msg)
 
 

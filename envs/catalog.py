@@ -3,19 +3,16 @@
 Safe for several processes at once: WAL journal, a busy timeout, and every write in one `BEGIN IMMEDIATE`
 transaction, so a process killed mid-write leaves either the whole record or none of it. A record keeps the
 full spec JSON, so `show` works after its directory is gone. `running` records name their owner
-(host:pid:token); once that owner is gone they count as not done.
+(host:pid:token, envs/catalog_owners.py); once that owner is gone they count as not done.
 """
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
 import json
-import os
 import shutil
-import socket
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -23,6 +20,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from envs.catalog_owners import new_owner, owner_alive, release_owner
+from envs.errors import EnvError
 from envs.home import autoinstall_home
 from envs.spec import EnvSpec
 
@@ -31,8 +30,8 @@ SCHEMA_VERSION = 1
 DB_NAME = "catalog.sqlite"
 Status = Literal["verified", "failed", "running"]
 FINAL_STATUSES = ("verified", "failed")
-_LIVE_OWNERS: set[str] = set()
-"""Owners (batch runs) alive in this process; other processes are checked by pid."""
+__all__ = ["Catalog", "CatalogError", "EnvRecord", "GcReport", "RemoveResult", "new_owner", "now",
+           "owner_alive", "record_from_spec", "record_id", "release_owner"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -45,7 +44,7 @@ CREATE INDEX IF NOT EXISTS envs_dir ON envs (env_dir);
 """
 
 
-class CatalogError(RuntimeError):
+class CatalogError(EnvError):
     """The catalog cannot do what was asked; the message says what to do instead."""
 
 
@@ -119,36 +118,6 @@ def default_catalog_dir() -> Path:
 
 def now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
-def new_owner() -> str:
-    """An owner tag for running records, alive until `release_owner`."""
-    owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-    _LIVE_OWNERS.add(owner)
-    return owner
-
-
-def release_owner(owner: str) -> None:
-    _LIVE_OWNERS.discard(owner)
-
-
-def owner_alive(owner: str) -> bool:
-    """Whether the process that wrote a running record still runs (another host's: assumed alive)."""
-    parts = owner.rsplit(":", 2)
-    if len(parts) != 3 or not parts[1].isdigit():
-        return False
-    host, pid = parts[0], int(parts[1])
-    if host != socket.gethostname():
-        return True
-    if pid == os.getpid():
-        return owner in _LIVE_OWNERS
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def record_from_spec(spec: EnvSpec, env_dir: Path, requested_commit: str | None = None) -> EnvRecord:
@@ -351,8 +320,8 @@ class Catalog:
         return result
 
     def _remove_image(self, image: str, result: RemoveResult) -> None:
+        # Imported here: the docker SDK loads only when an image is to be removed.
         from envs.docker import remove_image
-        from envs.errors import EnvError
 
         if any(r.image == image for r in self.list()):
             result.warnings.append(f"image {image} is kept: another catalog record uses it")
@@ -391,8 +360,8 @@ class Catalog:
         return report
 
     def _gc_images(self, report: GcReport) -> None:
+        # Imported here: the docker SDK loads only when gc cleans images.
         from envs.docker import cleanup
-        from envs.errors import EnvError
 
         try:
             cleaned = cleanup(dry_run=report.dry_run)

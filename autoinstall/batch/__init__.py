@@ -3,7 +3,8 @@
 - `entries.py` reads the batch file (lines or JSON Lines) into `BatchEntry`s and `LineError`s.
 - `runner.py` `run_batch()`: the thread pool, resume/claim logic, Ctrl-C handling, `BatchSummary`.
 - `ray_executor.py` `RayExecutor`: the same builds as Ray tasks on a cluster, images pushed to a registry.
-- `display.py` the rich live view and the final table; `fake.py` `fake_build` for tests.
+- `fake.py` `fake_build` for tests; the live view and the final table are the CLI's
+  (autoinstall/commands/batch_display.py).
 """
 from __future__ import annotations
 

@@ -18,21 +18,17 @@ import tempfile
 import threading
 import traceback
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import Any, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from autoinstall.batch.runner import BuildFn, Report
+from autoinstall.options import BatchOptions, BuildOptions
 from envs.errors import EnvError
 from envs.spec import EnvSpec, Failure
 
-if TYPE_CHECKING:
-    from autoinstall.batch.runner import BuildFn
-    from autoinstall.options import BuildOptions
-
-Report = Callable[[str, str], None]
 DOCKER_RESOURCE = "docker"
 INSTALL_RAY = "install the ray extra: `uv sync --extra ray` (or `pip install ray`)"
 FORWARDED_EVENTS = ("phase", "step", "repair")
@@ -66,8 +62,9 @@ class RayOptions(BaseModel):
     Ray instance on this machine."""
     registry: str | None = None
     """HOST:PORT to push each verified image to; the record's image becomes the pushed REGISTRY/NAME:TAG."""
-    local_slots: int = Field(default=2, ge=1)
-    """For an instance started here: how many builds run at once (the `docker` resource it advertises)."""
+    local_slots: int = Field(default=BatchOptions.model_fields["jobs"].default, ge=1)
+    """For an instance started here: how many builds run at once (the `docker` resource it advertises);
+    by default as many as a local batch runs."""
     num_cpus: float = Field(default=1.0, gt=0)
     """CPUs one build task reserves on its node."""
     resource: str = DOCKER_RESOURCE
@@ -76,6 +73,7 @@ class RayOptions(BaseModel):
     @field_validator("registry")
     @classmethod
     def _known_registry(cls, value: str | None) -> str | None:
+        # Imported here: the docker SDK loads only when a registry is given.
         from envs.docker import registry_ref
 
         if value is not None:
@@ -106,7 +104,7 @@ def import_ray() -> ModuleType:
     """
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     try:
-        import ray
+        import ray  # optional, and slow to import: only here, when the executor starts
     except ImportError as e:
         msg = f"--executor ray needs Ray, which is not installed: {INSTALL_RAY}."
         raise ClusterError(msg) from e
@@ -129,6 +127,7 @@ def _node_reporter(key: str, progress: Progress | None, node: str) -> Report:
 
 def _push(spec: EnvSpec, registry: str, node: str, report: Report) -> None:
     """Push a verified image; a push that fails turns the spec into a failed one that says why."""
+    # Imported here: on the node, the docker SDK loads only when there is something to push.
     from envs.docker import push_image
 
     if spec.status != "verified" or not spec.image:
@@ -160,9 +159,8 @@ def _collect(out: Path) -> dict[str, Any]:
 def build_on_node(repo: str, options: dict[str, Any], registry: str | None, key: str,
                   progress: Progress | None, build: BuildFn | None = None) -> NodeResult:
     """The Ray task: build `repo` into a scratch directory on this node, push, and return the results."""
-    from autoinstall.options import BuildOptions
-
     if build is None:
+        # Imported here: the pipeline loads git and docker; tests pass a fake build instead.
         from autoinstall.pipeline import build_environment as build
     node = socket.gethostname()
     report = _node_reporter(key, progress, node)
@@ -240,7 +238,7 @@ class RayExecutor:
                        "build could run. On each machine with a Docker engine start Ray with it, e.g. "
                        f"`ray start --address HEAD:6379 --resources '{{\"{self.options.resource}\": 2}}'`.")
                 raise ClusterError(msg)
-            from ray.util.queue import Queue
+            from ray.util.queue import Queue  # part of the optional ray, imported with it
 
             self._queue = Queue(maxsize=10_000, actor_options={"num_cpus": 0})
             self._task = ray.remote(build_on_node).options(
@@ -295,6 +293,7 @@ class RayExecutor:
             ClusterError: the task or its node failed.
             Exception: whatever the build raised on the node (SourceError, EnvError, ...).
         """
+        # Imported here: only builds without an out_dir (not the runner's) need it.
         from autoinstall.record import default_env_dir
 
         if self._task is None:

@@ -16,18 +16,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from autoinstall.batch.entries import BatchEntry, LineError
+from autoinstall.options import BatchOptions, BuildOptions
 from envs.catalog import Catalog, EnvRecord, new_owner, now, record_id, release_owner
 
 if TYPE_CHECKING:
-    from autoinstall.options import BuildOptions
     from envs.spec import EnvSpec
 
 BATCH_FORMAT = "autoinstall-batch/1"
 Report = Callable[[str, str], None]
-BuildFn = Callable[[str, "BuildOptions", Report], "EnvSpec"]
+BuildFn = Callable[[str, BuildOptions, Report], "EnvSpec"]
 Outcome = Literal["verified", "failed", "skipped", "interrupted", "not_started"]
 _EXCEPTION_CLASSES = {"SourceError": "source_error", "EnvError": "infrastructure",
                       "ModelError": "model_error"}
@@ -36,20 +36,6 @@ _EXCEPTION_CLASSES = {"SourceError": "source_error", "EnvError": "infrastructure
 class BuildInterrupted(BaseException):  # noqa: N818 (a BaseException, like KeyboardInterrupt)
     """Raised from a build's report callback after Ctrl-C; a BaseException so that no `except Exception`
     inside the pipeline turns it into a recorded failure."""
-
-
-class BatchOptions(BaseModel):
-    """How to run a batch."""
-
-    model_config = ConfigDict(extra="forbid")
-    jobs: int = Field(default=2, ge=1)
-    """Builds running at once."""
-    retry_failed: bool = False
-    """Build again the jobs whose record is failed (verified ones are always kept)."""
-    time_budget_s: float | None = None
-    """Seconds of install and repair per repository (Budgets.wall_s); None keeps the pipeline's default."""
-    model: str = "embedded"
-    base_url: str | None = None
 
 
 class EntryResult(BaseModel):
@@ -148,12 +134,13 @@ class _Batch:
 
     def run_one(self, entry: BatchEntry) -> EntryResult:
         base = {"line": entry.line, "repo": entry.repo, "commit": entry.commit}
-        job_id = record_id(entry.repo, entry.commit, None, self.options.model)
+        job_id = record_id(entry.repo, entry.commit, None, self.options.build.model)
         env_dir = self.catalog.envs_dir / job_id
         stamp = now()
         placeholder = EnvRecord(id=job_id, repo=entry.repo, name=_name(entry.repo),
-                                requested_commit=entry.commit, model=self.options.model, status="running",
-                                env_dir=str(env_dir), owner=self.owner, created_at=stamp, updated_at=stamp)
+                                requested_commit=entry.commit, model=self.options.build.model,
+                                status="running", env_dir=str(env_dir), owner=self.owner, created_at=stamp,
+                                updated_at=stamp)
         try:
             blocking = self.catalog.claim(placeholder, retry_failed=self.options.retry_failed)
         except Exception as e:  # noqa: BLE001 (a catalog failure ends this entry, not the batch)
@@ -169,8 +156,6 @@ class _Batch:
 
     def _build(self, entry: BatchEntry, placeholder: EnvRecord, env_dir: Path,
                base: dict[str, object]) -> EntryResult:
-        from autoinstall.options import Budgets, BuildOptions
-
         stopped = threading.Event()
 
         def report(event: str, text: str) -> None:
@@ -179,10 +164,7 @@ class _Batch:
                 raise BuildInterrupted
             self.observer.event(entry, event, text)
 
-        budget = self.options.time_budget_s
-        budgets = Budgets() if budget is None else Budgets(wall_s=budget)
-        build_options = BuildOptions(model=self.options.model, base_url=self.options.base_url,
-                                     commit=entry.commit, out_dir=env_dir, budgets=budgets)
+        build_options = self.options.build.model_copy(update={"commit": entry.commit, "out_dir": env_dir})
         interrupted = EntryResult(**base, outcome="interrupted", id=placeholder.id, status="running",
                                   message="stopped by Ctrl-C; the next batch builds it again")
         self.observer.started(entry)
@@ -241,7 +223,7 @@ def run_batch(entries: Sequence[BatchEntry], catalog: Catalog, options: BatchOpt
     Args:
         entries: what to build, e.g. from `read_batch_file`.
         catalog: where records go; out dirs are `<catalog>/envs/<job id>`.
-        options: jobs, retry, time budget, model.
+        options: jobs, retry, and the build options every entry is built with.
         build: the build function (default `autoinstall.pipeline.build_environment`); tests pass a fake.
         observer: progress display (default: none).
         line_errors: malformed lines, carried into the summary.
@@ -250,6 +232,7 @@ def run_batch(entries: Sequence[BatchEntry], catalog: Catalog, options: BatchOpt
         The summary. After Ctrl-C it has `interrupted=True` (nothing is half-recorded); it does not raise.
     """
     if build is None:
+        # Imported here: the pipeline loads git and docker; tests pass a fake build instead.
         from autoinstall.pipeline import build_environment as build
     options = options or BatchOptions()
     observer = observer or NullObserver()

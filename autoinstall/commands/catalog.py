@@ -1,35 +1,26 @@
-"""`autoinstall catalog list|show|rm|gc` and `autoinstall batch FILE`.
-
-cli.py registers them: `app.add_typer(catalog_app, name="catalog")` and `app.command("batch")(batch_cmd)`.
-"""
+"""`autoinstall catalog list|show|rm|gc`: the environments recorded in the catalog."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
+from rich.markup import escape
+
+from autoinstall.commands.options import CatalogDir, IdArg, JsonOut
+from autoinstall.commands.output import err, out, print_table
 
 if TYPE_CHECKING:
-    from autoinstall.batch.runner import BuildFn
     from envs.catalog import Catalog, EnvRecord
 
 catalog_app = typer.Typer(no_args_is_help=True, help="List, inspect and remove catalogued environments.")
-console = Console(stderr=True)
-out = Console()
-
 STATUSES = ("verified", "failed", "running")
-CatalogDir = Annotated[Optional[Path], typer.Option(
-    "--catalog", help="Catalog directory (default: $AUTOINSTALL_HOME/catalog, i.e. ~/.autoinstall/catalog).")]
-JsonOut = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
-IdArg = Annotated[str, typer.Argument(help="Environment id, or a unique prefix of it (see `catalog list`).")]
 
 
-def _open(catalog_dir: Path | None) -> Catalog:
+def open_catalog(catalog_dir: Path | None) -> Catalog:
+    """The catalog under `catalog_dir` (default: autoinstall_home()/catalog)."""
+    # Imported here: the catalog loads sqlite, which `autoinstall --help` does not need.
     from envs.catalog import Catalog
 
     return Catalog(catalog_dir)
@@ -49,33 +40,29 @@ def list_cmd(
     json_out: JsonOut = False,
 ) -> None:
     """List environments, newest first."""
-    from rich.table import Table
-
     if status is not None and status not in STATUSES:
         msg = f"{status!r} is not a status; choose one of: {', '.join(STATUSES)}"
         raise typer.BadParameter(msg, param_hint="--status")
-    records = _open(catalog).list(status=status, failure_class=failure_class, repo_contains=repo, limit=limit)
+    records = open_catalog(catalog).list(status=status, failure_class=failure_class, repo_contains=repo,
+                                         limit=limit)
     if json_out:
         out.print_json(json.dumps([r.model_dump(mode="json") for r in records]))
         return
-    table = Table(title=f"{len(records)} environments", box=None, padding=(0, 1), pad_edge=False)
-    for column, width in (("id", 12), ("status", 8), ("repository", 10), ("commit", 8), ("model", 8),
-                          ("py", 4), ("p/f/s", 5), ("failure", 10)):
-        table.add_column(column, overflow="fold", min_width=width)
     colours = {"verified": "green", "failed": "red", "running": "yellow"}
-    for r in records:
-        table.add_row(r.id, f"[{colours[r.status]}]{r.status}[/]", r.name or r.repo,
-                      (r.commit or r.requested_commit or "")[:8], r.model, r.python or "", _tests(r),
-                      r.failure_class or "")
-    out.print(table)
+    rows = [[r.id, f"[{colours[r.status]}]{r.status}[/]", escape(r.name or r.repo),
+             (r.commit or r.requested_commit or "")[:8], escape(r.model), r.python or "", _tests(r),
+             r.failure_class or ""] for r in records]
+    print_table(out, f"{len(records)} environments",
+                ["id", "status", "repository", "commit", "model", "py", "p/f/s", "failure"], rows)
 
 
 @catalog_app.command("show")
 def show_cmd(env_id: IdArg, catalog: CatalogDir = None, json_out: JsonOut = False) -> None:
     """Show one environment: its record, and the summary of its spec (stored in the catalog)."""
+    # Imported here: the summary printer loads rich.progress, which `autoinstall --help` does not need.
     from autoinstall.commands.progress import print_summary
 
-    cat = _open(catalog)
+    cat = open_catalog(catalog)
     record = cat.get(env_id)
     spec = cat.get_spec(record.id)
     if json_out:
@@ -87,11 +74,9 @@ def show_cmd(env_id: IdArg, catalog: CatalogDir = None, json_out: JsonOut = Fals
                 "status", "failure_class", "failure_message", "wall_s", "created_at", "updated_at", "owner"):
         value = getattr(record, key)
         if value not in (None, ""):
-            out.print(f"[bold]{key}:[/] {value}", highlight=False)
+            out.print(f"[bold]{key}:[/] {escape(str(value))}", highlight=False)
     missing = "" if env_dir.is_dir() else " [red](missing; the spec below is the catalog's copy)[/]"
     out.print(f"[bold]env_dir:[/] {env_dir}{missing}", highlight=False)
-    if (env_dir / "logs").is_dir():
-        out.print(f"[bold]logs:[/] {env_dir / 'logs'}", highlight=False)
     if spec is not None:
         print_summary(out, spec)
 
@@ -104,7 +89,7 @@ def rm_cmd(
     json_out: JsonOut = False,
 ) -> None:
     """Remove environments: the record, its directory and (unless another record uses it) its image."""
-    cat = _open(catalog)
+    cat = open_catalog(catalog)
     results = [cat.remove(env_id, remove_image=not keep_image) for env_id in env_ids]
     if json_out:
         out.print_json(json.dumps([r.model_dump(mode="json") for r in results]))
@@ -112,7 +97,7 @@ def rm_cmd(
     for r in results:
         out.print(f"removed {r.id}" + (" and its image" if r.image_removed else ""), highlight=False)
         for warning in r.warnings:
-            console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+            err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
 
 
 @catalog_app.command("gc")
@@ -126,7 +111,7 @@ def gc_cmd(
 
     Records whose directory vanished are kept (the spec is in the catalog) and listed; `catalog rm` them.
     """
-    report = _open(catalog).gc(dry_run=dry_run, images=images)
+    report = open_catalog(catalog).gc(dry_run=dry_run, images=images)
     if json_out:
         out.print_json(report.model_dump_json())
         return
@@ -139,76 +124,4 @@ def gc_cmd(
         out.print(f"interrupted builds (the next batch redoes them): {' '.join(report.stale_running)}",
                   highlight=False)
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
-
-
-class Executor(StrEnum):
-    """Where batch builds run."""
-
-    local = "local"
-    ray = "ray"
-
-
-@contextmanager
-def _executor(kind: Executor, address: str | None, registry: str | None,
-              jobs: int | None) -> Iterator[tuple[BuildFn | None, int]]:
-    """The build function for run_batch (None: the local default) and the default number of jobs."""
-    if kind is Executor.local:
-        if address or registry:
-            msg = "--address and --registry are for --executor ray"
-            raise typer.BadParameter(msg, param_hint="--executor")
-        yield None, 2
-        return
-    from autoinstall.batch.ray_executor import RayExecutor, RayOptions
-
-    with RayExecutor(RayOptions(address=address, registry=registry, local_slots=jobs or 2)) as executor:
-        yield executor.build, max(executor.slots(), 1)
-
-
-def batch_cmd(
-    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, readable=True, help=(
-        "One repository a line (URL or path, optionally @commit; # comments), or JSON Lines "
-        '({"repo": ..., "commit": ...}). Relative paths are relative to the file.'))],
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help=(
-        "Builds running at once (default 2; with --executor ray, the cluster's docker slots)."))] = None,
-    catalog: CatalogDir = None,
-    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Build failed entries again.")] = False,
-    time_budget: Annotated[Optional[float], typer.Option(
-        "--time-budget", min=1.0, help="Seconds of install+repair per repository (default 1800).")] = None,
-    model: Annotated[str, typer.Option(help='Prior model: "embedded" or "openai:NAME".')] = "embedded",
-    base_url: Annotated[Optional[str], typer.Option("--base-url", help="OpenAI-compatible endpoint.")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON summary object.")] = False,
-    executor: Annotated[Executor, typer.Option(help=(
-        "local: this machine's Docker engine; ray: Ray tasks on nodes that advertise a `docker` resource."),
-        rich_help_panel="Cluster")] = Executor.local,
-    address: Annotated[Optional[str], typer.Option("--address", help=(
-        "Ray cluster to join (auto, HOST:6379, ray://HOST:10001); default: start Ray on this machine."),
-        rich_help_panel="Cluster")] = None,
-    registry: Annotated[Optional[str], typer.Option("--registry", help=(
-        "HOST:PORT: push each verified image there; the catalog records the pushed reference."),
-        rich_help_panel="Cluster")] = None,
-) -> None:
-    """Build every repository in FILE into the catalog, skipping those already done.
-
-    Interrupt with Ctrl-C and run the same command again: finished builds are kept and skipped.
-    Exit status: 0 no entry failed (now or before), 1 some failed or lines malformed, 130 interrupted.
-    """
-    from autoinstall.batch import BatchOptions, read_batch_file, run_batch
-    from autoinstall.batch.display import LiveDisplay, print_summary
-
-    entries, errors = read_batch_file(file)
-    cat = _open(catalog)
-    with _executor(executor, address, registry, jobs) as (build, default_jobs):
-        options = BatchOptions(jobs=jobs or default_jobs, retry_failed=retry_failed,
-                               time_budget_s=time_budget, model=model, base_url=base_url)
-        if json_out:
-            summary = run_batch(entries, cat, options, build=build, line_errors=errors)
-            out.print_json(summary.model_dump_json())
-        else:
-            with LiveDisplay(console, total=len(entries)) as display:
-                summary = run_batch(entries, cat, options, build=build, observer=display, line_errors=errors)
-            print_summary(out, summary)
-    if summary.interrupted:
-        raise typer.Exit(130)
-    failed = sum(r.outcome == "failed" or r.status == "failed" for r in summary.results)
-    raise typer.Exit(1 if failed or summary.line_errors else 0)
+        err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)

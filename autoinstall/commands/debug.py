@@ -1,7 +1,4 @@
-"""`autoinstall debug ID`: show why an environment failed, then open a shell at its last good state.
-
-cli.py registers it: `app.command("debug")(debug_cmd)`.
-"""
+"""`autoinstall debug ID`: show why an environment failed, then open a shell at its last good state."""
 from __future__ import annotations
 
 import sys
@@ -9,19 +6,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
-from autoinstall.commands.catalog import CatalogDir, IdArg
+from autoinstall.commands.catalog import open_catalog
+from autoinstall.commands.options import CatalogDir, IdArg
+from autoinstall.commands.output import err, out, print_error, print_table
 
 if TYPE_CHECKING:
     from autoinstall.debug import Recorded
     from envs.catalog import Catalog, EnvRecord
     from envs.spec import EnvSpec
-
-console = Console(stderr=True)
-out = Console()
 
 
 def debug_cmd(
@@ -43,33 +37,36 @@ def debug_cmd(
     Exit status: the shell's or CMD's; with --record and kept steps, 0 verified / 1 not; 1 when there is no
     image to start from; 2 for an unknown ID or no terminal.
     """
+    # Imported here: the debug package loads docker, which `autoinstall --help` does not need.
     from autoinstall.debug import DebugError
-    from autoinstall.errors import user_errors
+    from autoinstall.errors import error_roots
 
+    # DebugError exits 1 (see above); the other roots exit 2 as main() does, also when debug_cmd runs on an
+    # app of its own.
     try:
         code = _debug(env_id, catalog, record=record, yes=yes, shell=shell, command=command)
     except DebugError as e:
-        console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
+        print_error(e)
         raise typer.Exit(1) from e
-    except user_errors() as e:
-        console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False)
+    except error_roots() as e:
+        print_error(e)
         raise typer.Exit(2) from e
     raise typer.Exit(code)
 
 
 def _debug(env_id: str, catalog_dir: Path | None, *, record: bool, yes: bool, shell: str,
            command: str | None) -> int:
+    # Imported here: the debug package loads docker, which `autoinstall --help` does not need.
     from autoinstall import debug
-    from envs.catalog import Catalog
 
-    cat = Catalog(catalog_dir)
+    cat = open_catalog(catalog_dir)
     rec, spec = debug.load(cat, env_id)
     if spec is None or not spec.image:
         show_context(rec, spec)
     image = debug.start_image(rec, spec)
     assert spec is not None
     if command is None and not sys.stdin.isatty():
-        console.print("[bold red]error:[/] the debug shell needs a terminal, and stdin is not one. Run it "
+        err.print("[bold red]error:[/] the debug shell needs a terminal, and stdin is not one. Run it "
                       "from a terminal, or pass --command CMD to run one command (e.g. in a script).",
                       highlight=False)
         return 2
@@ -98,6 +95,7 @@ def _debug(env_id: str, catalog_dir: Path | None, *, record: bool, yes: bool, sh
 def keep(cat: Catalog, rec: EnvRecord, spec: EnvSpec, recorded: list[Recorded], snapshot: str,
          wheels: dict[str, bytes]) -> int:
     """Save the session: new steps, new image, verification, Dockerfile, spec.json, catalog record."""
+    # Imported here: docker and rich.progress load only when a session is kept.
     from autoinstall import debug
     from autoinstall.commands.progress import print_summary
 
@@ -105,11 +103,11 @@ def keep(cat: Catalog, rec: EnvRecord, spec: EnvSpec, recorded: list[Recorded], 
     history = debug.write_history(env_dir, recorded)
     new = debug.add_steps(spec, recorded, history)
     new = debug.reverify(new, env_dir, snapshot, wheels,
-                         lambda text: console.print(f"[cyan]{escape(text)}[/]", highlight=False))
+                         lambda text: err.print(f"[cyan]{escape(text)}[/]", highlight=False))
     updated = debug.record_result(cat, rec, new)
     print_summary(out, new)
     colour = "green" if updated.status == "verified" else "red"
-    console.print(f"catalog record [bold]{updated.id}[/] is now [{colour}]{updated.status}[/]; "
+    err.print(f"catalog record [bold]{updated.id}[/] is now [{colour}]{updated.status}[/]; "
                   f"{len(new.steps) - len(spec.steps)} step(s) added, session log {env_dir / history}",
                   highlight=False)
     return 0 if updated.status == "verified" else 1
@@ -118,18 +116,18 @@ def keep(cat: Catalog, rec: EnvRecord, spec: EnvSpec, recorded: list[Recorded], 
 def _confirm(kept: list[Recorded], recorded: list[Recorded], yes: bool) -> bool:
     skipped = len(recorded) - len(kept)
     if not kept:
-        console.print(f"nothing to keep: {len(recorded)} command(s) ran, none both succeeded and changed "
+        err.print(f"nothing to keep: {len(recorded)} command(s) ran, none both succeeded and changed "
                       "anything (cd/ls/cat/editors/failed commands are left out)", highlight=False)
         return False
-    console.print(f"[bold]{len(kept)} command(s) to keep as new steps[/] ({skipped} left out: failed or "
+    err.print(f"[bold]{len(kept)} command(s) to keep as new steps[/] ({skipped} left out: failed or "
                   "navigation):", highlight=False)
     for r in kept:
         where = "" if r.cwd.rstrip("/") == "/workspace" else f" [dim](in {escape(r.cwd)})[/]"
-        console.print(f"  $ {escape(r.command)}{where}", highlight=False)
+        err.print(f"  $ {escape(r.command)}{where}", highlight=False)
     if yes:
         return True
     if not sys.stdin.isatty():
-        console.print("not kept: stdin is not a terminal to ask on; pass --yes to keep them", highlight=False)
+        err.print("not kept: stdin is not a terminal to ask on; pass --yes to keep them", highlight=False)
         return False
     return typer.confirm("Keep them, save this container as the environment image and verify it again?",
                          default=True, err=True)
@@ -137,6 +135,7 @@ def _confirm(kept: list[Recorded], recorded: list[Recorded], yes: bool) -> bool:
 
 def show_context(rec: EnvRecord, spec: EnvSpec | None) -> None:
     """The plan, the failing step with the tail of its output, and the diagnosis/repair history."""
+    # Imported here: docker and rich.progress load only when a context is shown.
     from autoinstall import debug
     from autoinstall.commands.progress import print_plan
 
@@ -169,17 +168,13 @@ def show_context(rec: EnvRecord, spec: EnvSpec | None) -> None:
 
 
 def _history(spec: EnvSpec) -> None:
-    rows = [e for e in spec.log if e.diagnosis is not None or e.repair is not None]
-    if not rows:
-        return
-    table = Table(title="Diagnoses and repairs")
-    for column in ("#", "phase", "command", "exit", "diagnosis", "repair"):
-        table.add_column(column, overflow="fold")
-    for e in rows:
-        repair = f"{e.repair.kind}: {e.repair.reason}" if e.repair else ""
-        table.add_row(str(e.index), e.phase, escape(e.command[:200]), str(e.exit_code),
-                      escape(e.diagnosis.describe() if e.diagnosis else ""), escape(repair))
-    out.print(table)
+    rows = [[str(e.index), e.phase, escape(e.command[:200]), str(e.exit_code),
+             escape(e.diagnosis.describe() if e.diagnosis else ""),
+             escape(f"{e.repair.kind}: {e.repair.reason}" if e.repair else "")]
+            for e in spec.log if e.diagnosis is not None or e.repair is not None]
+    if rows:
+        columns = ["#", "phase", "command", "exit", "diagnosis", "repair"]
+        print_table(out, "Diagnoses and repairs", columns, rows, right=["#", "exit"])
 
 
 def banner(rec: EnvRecord, spec: EnvSpec, image: str, *, record: bool, command: str | None) -> None:
@@ -192,4 +187,4 @@ def banner(rec: EnvRecord, spec: EnvSpec, image: str, *, record: bool, command: 
     if record:
         lines.append("[yellow]recording:[/] commands that succeed (except cd/ls/cat/editors...) can be kept "
                      "as new steps when you leave; the environment is then verified again")
-    console.print("\n".join(lines), highlight=False)
+    err.print("\n".join(lines), highlight=False)

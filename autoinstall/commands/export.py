@@ -1,8 +1,5 @@
 """`autoinstall export`: catalogued environments as RL training data (Harbor tasks, SWE-bench rows, verl
-parquet, spec JSON Lines), with their images saved or pushed.
-
-cli.py registers it: `app.command("export")(export_cmd)`.
-"""
+parquet, spec JSON Lines), with their images saved or pushed."""
 from __future__ import annotations
 
 from enum import Enum
@@ -10,13 +7,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from autoinstall.commands.catalog import CatalogDir
-
-console = Console(stderr=True)
-out = Console()
-ADVANCED = "Advanced"
+from autoinstall.commands.catalog import open_catalog
+from autoinstall.commands.options import ADVANCED, CatalogDir
+from autoinstall.commands.output import out
 
 
 class Fmt(str, Enum):
@@ -70,10 +64,10 @@ def export_cmd(
 ) -> None:
     """Export environments from the catalog for RL training; OUT/export.json names the format version.
 
-    Exit status: 0 done; 1 an image could not be saved (the rest of the export is kept) or pushed.
+    Exit status: 0 done; 2 the selection is refused (nothing is written), or an image could not be pushed
+    (nothing is written) or saved (the rest of the export is kept).
     """
-    from envs.catalog import Catalog
-    from envs.errors import EnvError
+    # Imported here: the exporters load sqlite and docker, which `autoinstall --help` does not need.
     from envs.export import ExportOptions, run_export, status_of
 
     if images is Images.push and not registry:
@@ -81,11 +75,7 @@ def export_cmd(
     options = ExportOptions(out=out_dir, format=fmt.value, ids=ids or [], status=status.value,
                             include_failed=include_failed, task=task.value, images=images.value,
                             registry=registry, network=network.value)
-    try:
-        manifest = run_export(Catalog(catalog), options)
-    except EnvError as e:
-        console.print(f"[bold red]error:[/] {e}", highlight=False)
-        raise typer.Exit(1) from e
+    manifest = run_export(open_catalog(catalog), options)
     if json_out:
         out.print_json(manifest.model_dump_json())
         return

@@ -17,6 +17,7 @@ from typing import Self
 
 from autoinstall.debug.steps import WORKDIR, Recorded, parse_commands
 from autoinstall.ecosystems.base import STUB_DIR
+from autoinstall.errors import AutoinstallError
 from envs.base import ExecResult, Limits
 from envs.docker import DockerSandbox, DockerSandboxConfig
 from envs.home import cache_dir
@@ -48,7 +49,7 @@ __RECORD__
 """
 
 
-class DebugError(RuntimeError):
+class DebugError(AutoinstallError, RuntimeError):
     """The environment cannot be debugged as asked; the message says what to do instead."""
 
 

@@ -26,6 +26,8 @@ from typing import Literal
 import git
 from pydantic import BaseModel
 
+from autoinstall.errors import AutoinstallError
+
 INERT_CONFIG = {
     "core.fsmonitor": "false",
     "core.hooksPath": "/dev/null",
@@ -67,7 +69,7 @@ NOT_COPIED = {
 CLONE_TIMEOUT_S = 900
 
 
-class SourceError(Exception):
+class SourceError(AutoinstallError, ValueError):
     """REPO or --commit cannot be turned into a checkout; the message says how to fix it."""
 
 

@@ -20,7 +20,9 @@ from typer.testing import CliRunner
 from autoinstall.batch import BatchEntry, BatchOptions, parse_batch, run_batch
 from autoinstall.batch.fake import fake_build
 from autoinstall.batch.runner import EntryResult, NullObserver, failure_class_for
-from autoinstall.commands.catalog import batch_cmd, catalog_app
+from autoinstall.commands.batch import batch_cmd
+from autoinstall.commands.catalog import catalog_app
+from autoinstall.options import BuildOptions
 from envs.catalog import Catalog, CatalogError, EnvRecord, new_owner, now, record_id, release_owner
 from envs.errors import EngineUnavailableError
 
@@ -146,7 +148,8 @@ def test_the_model_and_the_commit_are_part_of_the_job(catalog: Catalog, tmp_path
     log = tmp_path / "built.txt"
     run_batch(entries(f"fake://ok?log={log}"), catalog, build=fake_build)
     run_batch([BatchEntry(line=1, repo=f"fake://ok?log={log}", commit="v2")], catalog, build=fake_build)
-    run_batch(entries(f"fake://ok?log={log}"), catalog, BatchOptions(model="openai:m"), build=fake_build)
+    openai = BatchOptions(build=BuildOptions(model="openai:m"))
+    run_batch(entries(f"fake://ok?log={log}"), catalog, openai, build=fake_build)
     assert len(built(log)) == 3 and len(catalog.list(status="verified")) == 3
 
 
@@ -270,7 +273,7 @@ CHILD = textwrap.dedent("""
     import sys, typer
     import autoinstall.pipeline
     from autoinstall.batch.fake import fake_build
-    from autoinstall.commands.catalog import batch_cmd
+    from autoinstall.commands.batch import batch_cmd
     autoinstall.pipeline.build_environment = fake_build
     app = typer.Typer()
     app.command()(batch_cmd)

@@ -21,7 +21,7 @@ from autoinstall.batch import BatchEntry, BatchOptions, run_batch
 from autoinstall.batch.fake import fake_build
 from autoinstall.batch.ray_executor import ClusterError, RayExecutor, RayOptions, import_ray
 from autoinstall.batch.runner import EntryResult, NullObserver
-from autoinstall.commands.catalog import batch_cmd
+from autoinstall.commands.batch import batch_cmd
 from envs.catalog import Catalog, owner_alive
 from envs.docker import image_labels, pull_image, remove_image
 from envs.errors import RegistryError

@@ -88,3 +88,14 @@ def test_unreachable_mirror_is_a_clear_build_error(
         ensure_base_image("3.11", registry=False)
     assert baseimage.MIRROR_ENV in str(err.value)
     assert time.monotonic() - started < 60
+
+
+def test_bootstrap_commands_stream_their_output_through_log() -> None:
+    lines: list[str] = []
+    baseimage._run(["sh", "-c", "echo one; echo two >&2"], "bookworm", "http://m/debian", lines.append)
+    assert lines == ["one", "two"]
+    lines.clear()
+    script = "for i in $(seq 1 30); do echo line $i; done; echo 'Failed getting Release file'; exit 3"
+    with pytest.raises(ImageBuildError, match=r"exit 3\)\.\nThe Debian mirror http://m/debian") as err:
+        baseimage._run(["sh", "-c", script], "bookworm", "http://m/debian", lines.append)
+    assert len(lines) == 31 and "line 30" in str(err.value) and "line 10\n" not in str(err.value)

@@ -9,8 +9,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from autoinstall.errors import AutoinstallError
 
-class ModelError(RuntimeError):
+
+class ModelError(AutoinstallError, RuntimeError):
     """The model endpoint failed or answered something unusable; the message says what to check."""
 
 

@@ -1,4 +1,7 @@
-"""What the user sees during a batch: an overall progress bar, one line per running build, a final table."""
+"""What the user sees during a batch: an overall progress bar, one line per running build, a final table.
+
+`LiveDisplay` is the runner's BatchObserver (autoinstall/batch/runner.py); rows fit the terminal's width.
+"""
 from __future__ import annotations
 
 import threading
@@ -7,11 +10,13 @@ from collections import Counter
 
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from autoinstall.batch.entries import BatchEntry
 from autoinstall.batch.runner import BatchSummary, EntryResult
+from autoinstall.commands.output import print_line, print_table
 
 _MARKS = {"verified": "[green]✓[/]", "failed": "[red]✗[/]", "skipped": "[dim]-[/]",
           "interrupted": "[yellow]![/]"}
@@ -58,9 +63,10 @@ class LiveDisplay:
             tally = " ".join(f"{k} {v}" for k, v in sorted(self.tally.items()))
         self.progress.update(self.task, advance=1, tally=tally)
         detail = f"{result.failure_class}: {result.message}" if result.outcome == "failed" else result.message
-        self.console.print(f"{_MARKS.get(result.outcome, '?')} {result.repo}"
-                           f"{'@' + result.commit if result.commit else ''} [dim]{detail[:120]}"
-                           f"{f' {result.wall_s:.1f}s' if result.wall_s else ''}[/]", highlight=False)
+        took = f" {result.wall_s:.1f}s" if result.wall_s else ""
+        where = result.repo + (f"@{result.commit}" if result.commit else "")
+        mark = _MARKS.get(result.outcome, "?")
+        print_line(self.console, f"{mark} {escape(where)} [dim]{escape(detail)}{took}[/]")
 
     def stopping(self) -> None:
         self.note = ("[yellow]interrupted:[/] no new builds; running ones stop at their next step "
@@ -70,12 +76,17 @@ class LiveDisplay:
         self.live.update(self._render())
 
     def _render(self) -> Group:
-        table = Table.grid(padding=(0, 2))
+        repo_width = max(20, self.console.width // 3)
+        table = Table.grid(padding=(0, 2), expand=True)
+        table.add_column(no_wrap=True, max_width=repo_width)
+        table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+        table.add_column(no_wrap=True, justify="right")
         now = time.monotonic()
         with self.lock:
             rows = sorted(self.running.values(), key=lambda v: v[2])
         for entry, doing, t0 in rows:
-            table.add_row(f"[cyan]{entry.repo[-50:]}[/]", doing[:80], f"[dim]{now - t0:.0f}s[/]")
+            repo = entry.repo[-repo_width:]  # the end of a URL says the most
+            table.add_row(f"[cyan]{escape(repo)}[/]", escape(doing), f"[dim]{now - t0:.0f}s[/]")
         parts = [self.progress, table] + ([self.note] if self.note else [])
         return Group(*parts)
 
@@ -83,19 +94,17 @@ class LiveDisplay:
 def print_summary(console: Console, summary: BatchSummary) -> None:
     """The final table: entries by outcome and failure class (skipped ones by the record kept), then the
     malformed lines."""
-    table = Table(title=f"Batch ({summary.wall_s:.0f}s){' — interrupted' if summary.interrupted else ''}")
-    for column in ("outcome", "status", "failure class", "count"):
-        table.add_column(column, justify="right" if column == "count" else "left")
     groups = Counter((r.outcome, r.status or "", r.failure_class or "") for r in summary.results)
     order = list(_MARKS) + ["not_started"]
-    for (outcome, status, cls), n in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), -kv[1])):
-        table.add_row(outcome, status, cls, str(n))
+    rows = [[outcome, status, cls, str(n)] for (outcome, status, cls), n
+            in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), -kv[1]))]
     if summary.line_errors:
-        table.add_row("malformed", "", "", str(len(summary.line_errors)))
-    console.print(table)
+        rows.append(["malformed", "", "", str(len(summary.line_errors))])
+    print_table(console, f"Batch ({summary.wall_s:.0f}s){' — interrupted' if summary.interrupted else ''}",
+                ["outcome", "status", "failure class", "count"], rows, right=["count"])
     for error in summary.line_errors:
-        console.print(f"[red]line {error.line}:[/] {error.message}: [dim]{error.text.strip()[:100]}[/]",
-                      highlight=False)
+        print_line(console, f"[red]line {error.line}:[/] {escape(error.message)}: "
+                            f"[dim]{escape(error.text.strip())}[/]")
     if summary.interrupted:
         console.print("[yellow]interrupted:[/] finished builds are recorded; run the same command again to "
                       "build the rest", highlight=False)

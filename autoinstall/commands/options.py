@@ -1,0 +1,37 @@
+"""Options shared by several commands, declared once; their defaults are the configuration models'."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from autoinstall.options import BatchOptions, Budgets, BuildOptions
+from envs.spec import Plan
+
+ADVANCED = "Advanced"
+"""The help panel of rarely needed flags."""
+BUILD = BuildOptions()
+"""The defaults of one build (`BuildOptions`), which the flags below show and pass on."""
+BUDGETS = Budgets()
+BATCH = BatchOptions()
+PYTHON = Plan.model_fields["python"].default
+"""The Python of base images when none is asked for: the one a plan starts from."""
+
+Repo = Annotated[str, typer.Argument(
+    help="Repository: URL, local directory, or local git directory (bare ok).")]
+Commit = Annotated[Optional[str], typer.Option("--commit", help="Revision to check out (default: HEAD).")]
+Model = Annotated[str, typer.Option("--model", help='Prior model: "embedded" or "openai:NAME".')]
+BaseUrl = Annotated[Optional[str], typer.Option(
+    "--base-url", help="OpenAI-compatible endpoint for openai:NAME.")]
+JsonOut = Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")]
+Verbose = Annotated[bool, typer.Option("--verbose", "-v", help=(
+    "Stream the output of long steps (base image builds) instead of one status line; it always goes to a "
+    "log file too."))]
+CatalogDir = Annotated[Optional[Path], typer.Option(
+    "--catalog", help="Catalog directory (default: $AUTOINSTALL_HOME/catalog, i.e. ~/.autoinstall/catalog).")]
+IdArg = Annotated[str, typer.Argument(help="Environment id, or a unique prefix of it (see `catalog list`).")]
+Python = Annotated[str, typer.Option(help="Python version X.Y of the base image.")]
+Image = Annotated[Optional[str], typer.Option(help="Image to run in (default: the base image).")]
+TimeBudget = Annotated[float, typer.Option(
+    "--time-budget", min=1.0, help="Seconds of install+repair per repository.", rich_help_panel=ADVANCED)]

@@ -1,0 +1,74 @@
+"""`autoinstall run REPO` (also just `autoinstall REPO`): build, verify and catalogue one environment."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from autoinstall.commands.options import (
+    ADVANCED,
+    BUDGETS,
+    BUILD,
+    BaseUrl,
+    CatalogDir,
+    Commit,
+    JsonOut,
+    Model,
+    Repo,
+    TimeBudget,
+    Verbose,
+)
+from autoinstall.commands.output import err, out
+
+
+def run_cmd(
+    repo: Repo,
+    commit: Commit = None,
+    model: Model = BUILD.model,
+    base_url: BaseUrl = None,
+    json_out: JsonOut = False,
+    verbose: Verbose = False,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", help="Where to write spec, Dockerfile, logs.")
+                       ] = None,
+    threshold: Annotated[float, typer.Option(help="Pass rate needed to call it verified.")] = BUILD.threshold,
+    as_of_commit: Annotated[bool, typer.Option("--as-of-commit", help="Resolve deps as of the commit date.",
+                                               rich_help_panel=ADVANCED)] = BUILD.as_of_commit,
+    rebuild_check: Annotated[bool, typer.Option(
+        "--rebuild-check", help="Rebuild from the Dockerfile and verify.", rich_help_panel=ADVANCED)
+    ] = BUILD.rebuild_check,
+    python: Annotated[Optional[str], typer.Option(help="Force a Python version (X.Y).",
+                                                  rich_help_panel=ADVANCED)] = BUILD.python,
+    max_repairs: Annotated[int, typer.Option(help="Repairs before giving up.",
+                                             rich_help_panel=ADVANCED)] = BUDGETS.max_repairs,
+    wall_s: TimeBudget = BUDGETS.wall_s,
+    step_timeout: Annotated[float, typer.Option(help="Seconds per command.",
+                                                rich_help_panel=ADVANCED)] = BUDGETS.step_timeout_s,
+    catalog: CatalogDir = None,
+) -> None:
+    """Build and verify an environment for REPO (the default command: `autoinstall REPO`).
+
+    Exit status: 0 verified, 1 not verified (the spec says why), 2 REPO, the model or Docker failed.
+    """
+    # Imported here: the pipeline loads git, docker and sqlite, which `autoinstall --help` does not need.
+    from autoinstall.commands.progress import Progress, print_summary
+    from autoinstall.options import Budgets, BuildOptions, docker_factory
+    from autoinstall.pipeline import build_environment
+    from autoinstall.record import spec_dir
+    from envs.catalog import Catalog
+
+    budgets = Budgets(max_repairs=max_repairs, wall_s=wall_s, step_timeout_s=step_timeout)
+    options = BuildOptions(model=model, base_url=base_url, commit=commit, out_dir=out_dir,
+                           threshold=threshold, as_of_commit=as_of_commit, rebuild_check=rebuild_check,
+                           python=python, budgets=budgets)
+    with Progress(err, quiet=json_out, verbose=verbose, log_name="run") as progress:
+        factory = docker_factory(options.limits, log=progress.log)
+        spec = build_environment(repo, options, progress.report, factory)
+    record = Catalog(catalog).upsert_spec(spec, spec_dir(spec), requested_commit=commit)
+    err.print(f"recorded in the catalog as [bold]{record.id}[/]", highlight=False)
+    if json_out:
+        out.print_json(spec.model_dump_json())
+    else:
+        print_summary(out, spec)
+        progress.print_log_path()
+    raise typer.Exit(0 if spec.status == "verified" else 1)
