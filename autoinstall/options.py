@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envs.base import Limits, SandboxFactory
 from envs.home import cache_dir
-from envs.spec import DEFAULT_THRESHOLD
+from envs.spec import DEFAULT_MAX_DESELECTED, DEFAULT_THRESHOLD
 
 
 class Budgets(BaseModel):
@@ -45,8 +45,10 @@ class BuildOptions(BaseModel):
     """Where the spec, Dockerfile, context and logs go; default under autoinstall_home()/envs."""
     budgets: Budgets = Field(default_factory=Budgets)
     """How hard phase 2 tries."""
-    threshold: float = DEFAULT_THRESHOLD
+    threshold: float = Field(default=DEFAULT_THRESHOLD, ge=0.0, le=1.0)
     """Pass rate needed to call an environment verified."""
+    max_deselected: float = Field(default=DEFAULT_MAX_DESELECTED, ge=0.0, le=1.0)
+    """Largest share of the suite's default collection that may be deselected for `verified` (else partial)."""
     verify_runs: int = 2
     """Runs of the test suite when verifying (results differing between runs mark tests flaky)."""
     as_of_commit: bool = False

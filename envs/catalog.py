@@ -28,8 +28,8 @@ from envs.spec import EnvSpec
 CATALOG_FORMAT = "autoinstall-catalog/1"
 SCHEMA_VERSION = 1
 DB_NAME = "catalog.sqlite"
-Status = Literal["verified", "failed", "running"]
-FINAL_STATUSES = ("verified", "failed")
+Status = Literal["verified", "partial", "failed", "running"]
+FINAL_STATUSES = ("verified", "partial", "failed")
 __all__ = ["Catalog", "CatalogError", "EnvRecord", "GcReport", "RemoveResult", "new_owner", "now",
            "owner_alive", "record_from_spec", "record_id", "release_owner"]
 
@@ -246,7 +246,7 @@ class Catalog:
                               (placeholder.repo, placeholder.model, placeholder.requested_commit)).fetchall()
             for (raw,) in rows:
                 rec = EnvRecord.model_validate_json(raw)
-                if rec.status == "verified" or (rec.status == "failed" and not retry_failed):
+                if rec.status == "verified" or (rec.status in ("partial", "failed") and not retry_failed):
                     return rec
                 if rec.status == "running" and owner_alive(rec.owner):
                     return rec

@@ -246,7 +246,7 @@ class Repair(BaseModel):
 SPEC_FORMAT = "autoinstall-env/1"
 
 FailureClass = Literal["source_error", "no_build_files", "no_tests", "install_failed", "collection_failed",
-                       "tests_failing", "narrow_suite", "tests_timeout", "memory_limit", "budget_exhausted", "infrastructure",
+                       "tests_failing", "narrow_suite", "deselection_cap", "tests_timeout", "memory_limit", "budget_exhausted", "infrastructure",
                        "rebuild_mismatch", "model_error"]
 
 
@@ -319,7 +319,9 @@ class EnvSpec(BaseModel):
     """One environment: verified or failed, and exactly how it was made."""
 
     format: str = SPEC_FORMAT
-    status: Literal["verified", "failed"]
+    status: Literal["verified", "partial", "failed"]
+    """verified: the suite runs and passes as the record says; partial: it runs and passes, but too much of
+    the suite is left out (see failure); failed: see failure."""
     source: SourceRecord
     model: str
     base_image: str | None = None

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 BATCH_FORMAT = "autoinstall-batch/1"
 Report = Callable[[str, str], None]
 BuildFn = Callable[[str, BuildOptions, Report], "EnvSpec"]
-Outcome = Literal["verified", "failed", "skipped", "interrupted", "not_started"]
+Outcome = Literal["verified", "partial", "failed", "skipped", "interrupted", "not_started"]
 _EXCEPTION_CLASSES = {"SourceError": "source_error", "EnvError": "infrastructure",
                       "ModelError": "model_error"}
 
@@ -149,7 +149,7 @@ class _Batch:
         if blocking is not None:
             why = (f"being built by {blocking.owner}" if blocking.status == "running"
                    else f"already {blocking.status}" + (" (--retry-failed builds it again)"
-                                                        if blocking.status == "failed" else ""))
+                                                        if blocking.status in ("partial", "failed") else ""))
             return EntryResult(**base, outcome="skipped", id=blocking.id, status=blocking.status,
                                failure_class=blocking.failure_class, message=why)
         return self._build(entry, placeholder, env_dir, base)
@@ -270,10 +270,10 @@ def run_batch(entries: Sequence[BatchEntry], catalog: Catalog, options: BatchOpt
 
 
 def _count(summary: BatchSummary) -> None:
-    counts = {k: 0 for k in ("verified", "failed", "skipped", "interrupted", "not_started")}
+    counts = {k: 0 for k in ("verified", "partial", "failed", "skipped", "interrupted", "not_started")}
     for result in summary.results:
         counts[result.outcome] += 1
-        if result.outcome == "failed":
+        if result.outcome in ("partial", "failed"):
             key = result.failure_class or "unknown"
             summary.by_failure_class[key] = summary.by_failure_class.get(key, 0) + 1
     counts["malformed"] = len(summary.line_errors)

@@ -92,5 +92,5 @@ def batch_cmd(
             print_summary(out, summary)
     if summary.interrupted:
         raise typer.Exit(130)
-    failed = sum(r.outcome == "failed" or r.status == "failed" for r in summary.results)
+    failed = sum(r.outcome in ("partial", "failed") or r.status in ("partial", "failed") for r in summary.results)
     raise typer.Exit(1 if failed or summary.line_errors else 0)

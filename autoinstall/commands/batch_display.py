@@ -18,7 +18,7 @@ from autoinstall.batch.entries import BatchEntry
 from autoinstall.batch.runner import BatchSummary, EntryResult
 from autoinstall.commands.output import print_line, print_table
 
-_MARKS = {"verified": "[green]✓[/]", "failed": "[red]✗[/]", "skipped": "[dim]-[/]",
+_MARKS = {"verified": "[green]✓[/]", "partial": "[yellow]~[/]", "failed": "[red]✗[/]", "skipped": "[dim]-[/]",
           "interrupted": "[yellow]![/]"}
 
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from envs.catalog import Catalog, EnvRecord
 
 catalog_app = typer.Typer(no_args_is_help=True, help="List, inspect and remove catalogued environments.")
-STATUSES = ("verified", "failed", "running")
+STATUSES = ("verified", "partial", "failed", "running")
 
 
 def open_catalog(catalog_dir: Path | None) -> Catalog:
@@ -48,7 +48,7 @@ def list_cmd(
     if json_out:
         out.print_json(json.dumps([r.model_dump(mode="json") for r in records]))
         return
-    colours = {"verified": "green", "failed": "red", "running": "yellow"}
+    colours = {"verified": "green", "partial": "yellow", "failed": "red", "running": "yellow"}
     rows = [[r.id, f"[{colours[r.status]}]{r.status}[/]", escape(r.name or r.repo),
              (r.commit or r.requested_commit or "")[:8], escape(r.model), r.python or "", _tests(r),
              r.failure_class or ""] for r in records]

@@ -22,6 +22,7 @@ class Fmt(str, Enum):
 
 class Status(str, Enum):
     verified = "verified"
+    partial = "partial"
     failed = "failed"
 
 
@@ -49,6 +50,9 @@ def export_cmd(
     ids: Annotated[list[str] | None, typer.Option(
         "--id", help="Export only this environment (id or unique prefix); repeatable.")] = None,
     status: Annotated[Status, typer.Option(help="Which ones, when no --id is given.")] = Status.verified,
+    include_partial: Annotated[bool, typer.Option(
+        "--include-partial", help="Export partial environments too (more of the suite deselected than the cap)."
+    )] = False,
     include_failed: Annotated[bool, typer.Option(
         "--include-failed", help="Export failed environments too (refused otherwise).")] = False,
     task: Annotated[Task, typer.Option(help=(
@@ -73,7 +77,7 @@ def export_cmd(
     if images is Images.push and not registry:
         raise typer.BadParameter("--images push needs --registry HOST:PORT", param_hint="--registry")
     options = ExportOptions(out=out_dir, format=fmt.value, ids=ids or [], status=status.value,
-                            include_failed=include_failed, task=task.value, images=images.value,
+                            include_partial=include_partial, include_failed=include_failed, task=task.value, images=images.value,
                             registry=registry, network=network.value)
     manifest = run_export(open_catalog(catalog), options)
     if json_out:

@@ -33,5 +33,14 @@ CatalogDir = Annotated[Optional[Path], typer.Option(
 IdArg = Annotated[str, typer.Argument(help="Environment id, or a unique prefix of it (see `catalog list`).")]
 Python = Annotated[str, typer.Option(help="Python version X.Y of the base image.")]
 Image = Annotated[Optional[str], typer.Option(help="Image to run in (default: the base image).")]
+Threshold = Annotated[float, typer.Option(
+    "--threshold", min=0.0, max=1.0, help="Pass rate (0-1) the suite needs to count as verified.")]
+MaxDeselected = Annotated[float, typer.Option(
+    "--max-deselected", min=0.0, max=1.0, rich_help_panel=ADVANCED,
+    help="Largest share (0-1) of the suite that may be deselected for `verified`; more makes it `partial`.")]
+MemoryMb = Annotated[int, typer.Option(
+    "--memory-mb", min=256, rich_help_panel=ADVANCED, help="Memory cap of each sandbox, in MiB.")]
+DiskMb = Annotated[int, typer.Option(
+    "--disk-mb", min=512, rich_help_panel=ADVANCED, help="What each sandbox may write to its disk, in MiB.")]
 TimeBudget = Annotated[float, typer.Option(
     "--time-budget", min=1.0, help="Seconds of install+repair per repository.", rich_help_panel=ADVANCED)]

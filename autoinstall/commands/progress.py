@@ -138,7 +138,7 @@ def print_plan(console: Console, plan: Plan) -> None:
 
 
 def print_summary(console: Console, spec: EnvSpec) -> None:
-    colour = "green" if spec.status == "verified" else "red"
+    colour = {"verified": "green", "partial": "yellow"}.get(spec.status, "red")
     at = f" @ {spec.source.commit[:12]}" if spec.source.commit else ""
     console.print(f"\n[bold {colour}]{spec.status.upper()}[/] {escape(spec.source.name)}{at} in "
                   f"{spec.timings.total_s:.1f}s (model {spec.model}, Python {spec.python})", highlight=False)
@@ -146,10 +146,15 @@ def print_summary(console: Console, spec: EnvSpec) -> None:
         console.print(f"image: {escape(spec.image)}", highlight=False)
     v = spec.verification
     if v is not None and v.last_run is not None:
-        c = v.last_run.counts
-        console.print(f"tests: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, "
+        c = v.counts or v.last_run.counts
+        both = " in every run" if len(v.runs) > 1 and v.counts else ""
+        console.print(f"tests{both}: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, "
                       f"{c.get('error', 0)} errors, {c.get('skipped', 0)} skipped; flaky: {len(v.flaky)}",
                       highlight=False)
+    if v is not None and v.collection is not None and v.collection.suite is not None:
+        n = v.collection
+        console.print(f"suite: {n.suite} collected by its default configuration, {n.selected} selected, "
+                      f"{n.deselected or 0} deselected (cap {v.max_deselected:.0%})", highlight=False)
     for stub in spec.stubs:
         console.print(f"[yellow]stub:[/] {escape(stub.distribution)} ({escape(stub.reason)})",
                       highlight=False)

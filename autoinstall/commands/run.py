@@ -13,9 +13,13 @@ from autoinstall.commands.options import (
     BaseUrl,
     CatalogDir,
     Commit,
+    DiskMb,
     JsonOut,
+    MaxDeselected,
+    MemoryMb,
     Model,
     Repo,
+    Threshold,
     TimeBudget,
     Verbose,
 )
@@ -31,7 +35,10 @@ def run_cmd(
     verbose: Verbose = False,
     out_dir: Annotated[Optional[Path], typer.Option("--out", help="Where to write spec, Dockerfile, logs.")
                        ] = None,
-    threshold: Annotated[float, typer.Option(help="Pass rate needed to call it verified.")] = BUILD.threshold,
+    threshold: Threshold = BUILD.threshold,
+    max_deselected: MaxDeselected = BUILD.max_deselected,
+    memory_mb: MemoryMb = BUILD.limits.memory_mb,
+    disk_mb: DiskMb = BUILD.limits.disk_mb,
     as_of_commit: Annotated[bool, typer.Option("--as-of-commit", help="Resolve deps as of the commit date.",
                                                rich_help_panel=ADVANCED)] = BUILD.as_of_commit,
     rebuild_check: Annotated[bool, typer.Option(
@@ -55,12 +62,14 @@ def run_cmd(
     from autoinstall.options import Budgets, BuildOptions, docker_factory
     from autoinstall.pipeline import build_environment
     from autoinstall.record import spec_dir
+    from envs.base import Limits
     from envs.catalog import Catalog
 
     budgets = Budgets(max_repairs=max_repairs, wall_s=wall_s, step_timeout_s=step_timeout)
     options = BuildOptions(model=model, base_url=base_url, commit=commit, out_dir=out_dir,
                            threshold=threshold, as_of_commit=as_of_commit, rebuild_check=rebuild_check,
-                           python=python, budgets=budgets)
+                           python=python, budgets=budgets, max_deselected=max_deselected,
+                           limits=Limits(memory_mb=memory_mb, disk_mb=disk_mb))
     with Progress(err, quiet=json_out, verbose=verbose, log_name="run") as progress:
         factory = docker_factory(options.limits, log=progress.log)
         spec = build_environment(repo, options, progress.report, factory)
@@ -71,4 +80,4 @@ def run_cmd(
     else:
         print_summary(out, spec)
         progress.print_log_path()
-    raise typer.Exit(0 if spec.status == "verified" else 1)
+    raise typer.Exit(0 if spec.status == "verified" else 1)  # partial is not verified

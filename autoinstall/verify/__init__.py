@@ -19,7 +19,8 @@ def verify_image(spec: EnvSpec, options: BuildOptions, factory: SandboxFactory,
     with factory.sandbox(spec.image or "", network=False) as sandbox:
         frozen = ecosystem.freeze(sandbox)
         verification = verify(sandbox, spec.plan, spec.deselected, runs=options.verify_runs,
-                              threshold=options.threshold, timeout_s=options.budgets.test_timeout_s)
+                              threshold=options.threshold, timeout_s=options.budgets.test_timeout_s,
+                              max_deselected=options.max_deselected)
     return frozen, verification
 
 

@@ -1,7 +1,7 @@
 """From a Verification to the spec's status and failure class."""
 from __future__ import annotations
 
-from autoinstall.verify.checks import narrow_suite, run_failure_class
+from autoinstall.verify.checks import narrow_suite, partial_reasons, run_failure_class
 from envs.spec import EnvSpec, Failure, Verification
 
 
@@ -10,6 +10,10 @@ def judge_spec(spec: EnvSpec, verification: Verification) -> None:
     if spec.plan.test_runner == "none" or verification.last_run is None:
         spec.failure = Failure(failure_class="no_tests", message="installed, but the project has no tests to run",
                                evidence="; ".join(spec.plan.notes))
+    elif verification.verified and (over := partial_reasons(verification.collection, verification.max_deselected)):
+        spec.status = "partial"
+        spec.failure = Failure(failure_class="deselection_cap", message="; ".join(over),
+                               evidence=f"{len(spec.deselected)} deselection entries; see spec.deselected")
     elif verification.verified:
         spec.status = "verified"
         spec.failure = None

@@ -35,7 +35,9 @@ class ExportOptions(BaseModel):
     format: Format
     ids: list[str] = Field(default_factory=list)
     """Record ids or unique prefixes; empty = every record with `status`."""
-    status: Literal["verified", "failed"] = "verified"
+    status: Literal["verified", "partial", "failed"] = "verified"
+    include_partial: bool = False
+    """Export partial environments too (their suites run and pass, but with more than the cap deselected)."""
     include_failed: bool = False
     """Export failed environments too (refused otherwise)."""
     task: TaskKind = "workspace"
@@ -123,7 +125,8 @@ def select_entries(catalog: Catalog, options: ExportOptions) -> list[Entry]:
     if options.ids:
         records = list({r.id: r for r in (catalog.get(i) for i in options.ids)}.values())
     else:
-        extra = ["failed"] if options.include_failed and options.status == "verified" else []
+        extra = [s for s, asked in (("partial", options.include_partial), ("failed", options.include_failed))
+                 if asked and s != options.status]
         statuses = [options.status, *extra]
         records = [r for s in statuses for r in catalog.list(status=s)]
     if not records:
@@ -134,7 +137,12 @@ def select_entries(catalog: Catalog, options: ExportOptions) -> list[Entry]:
     if running:
         msg = f"Still being built, so not exportable: {_names(running)}; wait for the batch to finish."
         raise ExportError(msg)
-    failed = [r for r in records if r.status != "verified"]
+    partial = [r for r in records if r.status == "partial"]
+    if partial and not (options.include_partial or options.include_failed or options.status == "partial"):
+        msg = (f"Refusing to export {len(partial)} partial environment(s): {_names(partial)}. Their suites run, "
+               "but with more of the tests deselected than the cap; pass --include-partial to export them too.")
+        raise ExportError(msg)
+    failed = [r for r in records if r.status == "failed"]
     if failed and not options.include_failed:
         msg = (f"Refusing to export {len(failed)} failed environment(s): {_names(failed)}. Their tests do "
                "not pass, so rewards from them mislead training; pass --include-failed to export them too.")

@@ -1,3 +1,4 @@
+from autoinstall.verify import judge_spec
 from autoinstall.verify.checks import (
     combine,
     flaky_tests,
@@ -9,7 +10,7 @@ from autoinstall.verify.checks import (
 )
 from envs.base import ExecResult
 from envs.fake import FakeSandbox
-from envs.spec import Collection, Deselection, TestResult, TestRun
+from envs.spec import Collection, Deselection, EnvSpec, Plan, SourceRecord, TestResult, TestRun, Verification
 from envs.testrun import collect_count, count, parse_junit, parse_summary, pytest_args
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="4">
@@ -133,3 +134,18 @@ def test_collect_count_reads_pytest_collect_only_lines() -> None:
     assert collect_count(sandbox, "python -m pytest", [], 60) == (0, "")
     count_, note = collect_count(sandbox, "broken", [], 60)
     assert count_ is None and "exit 4" in note and "ERROR: usage" in note
+
+
+def test_a_passing_suite_with_too_much_deselected_is_partial_not_verified() -> None:
+    run = _outcomes(("t::a", "passed"))
+    spec = EnvSpec(status="failed", source=SourceRecord(repo="r", name="r"), model="embedded",
+                   plan=Plan(test_command="python -m pytest"))
+    gutted = Verification(verified=True, runs=[run, run], collection=Collection(default=835, command=835,
+                                                                                 selected=139))
+    judge_spec(spec, gutted)
+    assert spec.status == "partial" and spec.failure is not None
+    assert spec.failure.failure_class == "deselection_cap" and "696 of 835" in spec.failure.message
+    whole = Verification(verified=True, runs=[run, run], collection=Collection(default=835, command=835,
+                                                                                selected=835))
+    judge_spec(spec, whole)
+    assert spec.status == "verified" and spec.failure is None

@@ -375,3 +375,13 @@ def test_a_registry_that_refuses_the_push_fails_before_writing(catalog: Catalog,
         export(catalog, tmp_path / "out", "harbor", images="push", registry=registry)
     assert not (tmp_path / "out").exists()
     assert catalog.get_spec(env_id) is not None
+
+
+def test_partial_environments_are_exported_only_when_asked(catalog: Catalog, ids: dict[str, str],
+                                                           tmp_path: Path) -> None:
+    partial = add(catalog, make_spec("gutted", status="partial"), tmp_path)
+    assert [r["id"] for r in export(catalog, tmp_path / "out", "jsonl")] == [ids["good"]]
+    with pytest.raises(ExportError, match=f"{partial} \\(gutted.*--include-partial"):
+        export(catalog, tmp_path / "out2", "jsonl", ids=[partial])
+    rows = export(catalog, tmp_path / "out3", "jsonl", include_partial=True)
+    assert sorted(r["status"] for r in rows) == ["partial", "verified"]
