@@ -2,9 +2,13 @@
 
     uv run python bench/setup_success.py [REPO ...]      # default: the dev repos fetched under /work/.mirror
 
-For each repository: `autoinstall` (embedded model) -> verified or failure class, tests passed/failed, wall
-time; then the naive baseline in a fresh base-image container: `pip install -e .[test]` then `pytest`
-(runnable = at least one test passed). The last line is one JSON object.
+For each repository: `autoinstall` (embedded model, --rebuild-check unless --no-rebuild-check) -> verified,
+partial or failed with its class; the suite's size (default collection, selected, deselected), the tests
+that passed in every run, failed, skipped, flaky, stubs, repairs, wall time. A dev repository that is not
+fetched counts as a failure (`missing`). Then the naive baseline in a fresh base-image container:
+`pip install -e .[test]` then `pytest` (runnable = at least one test passed). With --compare-shared-cache
+each repository is built a second time the way builds ran before the cache was layered (one read-write
+cache for every sandbox), and both medians are reported. The last line is one JSON object.
 """
 from __future__ import annotations
 
@@ -18,11 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autoinstall.options import BuildOptions  # noqa: E402
+from autoinstall.options import BuildOptions, docker_factory  # noqa: E402
 from autoinstall.pipeline import build_environment  # noqa: E402
 from autoinstall.source.checkout import prepare_source  # noqa: E402
 from envs.baseimage import ensure_base_image  # noqa: E402
-from envs.docker import DockerSandbox, DockerSandboxConfig  # noqa: E402
+from envs.docker import DockerFactory, DockerSandbox, DockerSandboxConfig  # noqa: E402
+from envs.home import cache_dir  # noqa: E402
 from envs.testrun import parse_summary  # noqa: E402
 
 DEV_REPOS = ["pallets+jinja", "pallets+markupsafe", "GrahamDumpleton+wrapt", "testing-cabal+testtools",
@@ -31,19 +36,37 @@ DEV_REPOS = ["pallets+jinja", "pallets+markupsafe", "GrahamDumpleton+wrapt", "te
 NAIVE = "pip install -q -e '.[test]' || pip install -q -e .; pip install -q pytest; python -m pytest -q -p no:cacheprovider"
 
 
-def run_tool(repo: str, out: Path) -> dict:
+class SharedCacheFactory(DockerFactory):
+    """Builds as they ran before the layered cache: every sandbox writes into the one shared cache."""
+
+    def sandbox(self, image: str, *, network: bool, env: dict[str, str] | None = None, cache: bool = False,
+                trusted: bool = False) -> DockerSandbox:
+        return super().sandbox(image, network=network, env=env, cache=cache, trusted=cache or trusted)
+
+
+def run_tool(repo: str, out: Path, rebuild_check: bool, shared_cache: bool = False) -> dict:
     started = time.monotonic()
+    factory = (SharedCacheFactory(None, cache_dir(), ensure_base_image) if shared_cache
+               else docker_factory())
     try:
-        spec = build_environment(repo, BuildOptions(out_dir=out))
+        spec = build_environment(repo, BuildOptions(out_dir=out, rebuild_check=rebuild_check), factory=factory)
     except Exception as e:  # noqa: BLE001 - a bench records every failure and goes on
-        return {"status": "failed", "failure_class": type(e).__name__, "passed": 0, "failed": 0,
+        return {**EMPTY, "status": "failed", "failure_class": type(e).__name__,
                 "wall_s": round(time.monotonic() - started, 1), "message": str(e)[:200]}
-    run = spec.verification.last_run if spec.verification else None
-    counts = run.counts if run else {}
+    v = spec.verification
+    counts = (v.counts or (v.last_run.counts if v.last_run else {})) if v else {}
+    suite = v.collection if v and v.collection else None
     return {"status": spec.status, "failure_class": spec.failure.failure_class if spec.failure else None,
+            "collected": suite.suite if suite else None, "selected": suite.selected if suite else None,
+            "deselected": suite.deselected if suite else None,
             "passed": counts.get("passed", 0), "failed": counts.get("failed", 0) + counts.get("error", 0),
+            "skipped": counts.get("skipped", 0), "flaky": len(v.flaky) if v else 0, "stubs": len(spec.stubs),
             "wall_s": round(time.monotonic() - started, 1), "repairs": sum(1 for e in spec.log if e.repair),
             "message": spec.failure.message[:200] if spec.failure else ""}
+
+
+EMPTY = {"collected": None, "selected": None, "deselected": None, "passed": 0, "failed": 0, "skipped": 0,
+         "flaky": 0, "stubs": 0, "repairs": 0, "message": ""}
 
 
 def run_naive(repo: str, scratch: Path) -> dict:
@@ -62,30 +85,48 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repos", nargs="*")
     parser.add_argument("--no-naive", action="store_true", help="skip the baseline")
+    parser.add_argument("--no-rebuild-check", action="store_true", help="do not rebuild from the Dockerfile")
+    parser.add_argument("--compare-shared-cache", action="store_true",
+                        help="build each repository again with one read-write cache for every sandbox")
     args = parser.parse_args()
-    repos = args.repos or [str(p) for name in DEV_REPOS if (p := Path("/work/.mirror") / name / "repo").exists()]
+    repos = args.repos or [str(Path("/work/.mirror") / name / "repo") for name in DEV_REPOS]
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-setup-") as tmp:
         for i, repo in enumerate(repos):
-            tool = run_tool(repo, Path(tmp) / f"env{i}")
+            name = repo.split("/")[-2] if repo.endswith("/repo") else repo
+            if "://" not in repo and not Path(repo).exists():
+                rows.append({"repo": name, **EMPTY, "status": "missing", "failure_class": "not_fetched",
+                             "wall_s": 0.0, "naive": {}, "message": f"{repo} is not there: fetch it first"})
+                print(f"{name:32} missing   (fetch it: counted as a failure)", flush=True)
+                continue
+            tool = run_tool(repo, Path(tmp) / f"env{i}", not args.no_rebuild_check)
+            shared = (run_tool(repo, Path(tmp) / f"shared{i}", not args.no_rebuild_check, shared_cache=True)
+                      if args.compare_shared_cache else {})
             naive = {} if args.no_naive else run_naive(repo, Path(tmp) / f"n{i}")
-            row = {"repo": repo.split("/")[-2] if repo.endswith("/repo") else repo, **tool,
-                   "naive": naive}
+            row = {"repo": name, **tool, "naive": naive, "shared_cache_wall_s": shared.get("wall_s")}
             rows.append(row)
-            print(f"{row['repo']:32} {tool['status']:9} {tool['failure_class'] or '':18} "
-                  f"passed={tool['passed']:5} failed={tool['failed']:4} wall={tool['wall_s']:6.1f}s  "
-                  f"naive: {'runnable' if naive.get('runnable') else 'not runnable':12} "
-                  f"passed={naive.get('passed', 0)} wall={naive.get('wall_s', 0)}s  {tool['message'][:80]}",
-                  flush=True)
-    walls = [r["wall_s"] for r in rows]
+            print(f"{row['repo']:28} {tool['status']:8} {tool['failure_class'] or '':16} "
+                  f"suite={tool['collected']} sel={tool['selected']} desel={tool['deselected']} "
+                  f"passed={tool['passed']} failed={tool['failed']} skipped={tool['skipped']} "
+                  f"flaky={tool['flaky']} stubs={tool['stubs']} wall={tool['wall_s']:.1f}s"
+                  + (f" (shared cache {shared['wall_s']:.1f}s)" if shared else "")
+                  + (f"  naive: {'runnable' if naive.get('runnable') else 'not runnable'} "
+                     f"passed={naive.get('passed', 0)} wall={naive.get('wall_s', 0)}s" if naive else "")
+                  + f"  {tool['message'][:80]}", flush=True)
+    walls = [r["wall_s"] for r in rows if r["status"] != "missing"]
+    shared_walls = [r["shared_cache_wall_s"] for r in rows if r.get("shared_cache_wall_s") is not None]
     summary = {"repos": len(rows), "verified": sum(r["status"] == "verified" for r in rows),
+               "partial": sum(r["status"] == "partial" for r in rows),
+               "missing": sum(r["status"] == "missing" for r in rows),
+               "shared_cache_median_wall_s": round(statistics.median(shared_walls), 1) if shared_walls else None,
                "naive_runnable": sum(bool(r["naive"].get("runnable")) for r in rows),
                "median_wall_s": round(statistics.median(walls), 1) if walls else 0,
-               "naive_median_wall_s": round(statistics.median([r["naive"]["wall_s"] for r in rows]), 1)
-               if rows and not args.no_naive else None,
+               "naive_median_wall_s": round(statistics.median([r["naive"]["wall_s"] for r in rows if r["naive"]]), 1)
+               if walls and not args.no_naive else None,
                "failures": {r["repo"]: r["failure_class"] for r in rows if r["status"] != "verified"},
-               "per_repo": [{k: r[k] for k in ("repo", "status", "failure_class", "passed", "failed", "wall_s")}
-                            for r in rows]}
+               "per_repo": [{k: r.get(k) for k in ("repo", "status", "failure_class", "collected", "selected",
+                                                   "deselected", "passed", "failed", "skipped", "flaky", "stubs",
+                                                   "wall_s", "shared_cache_wall_s")} for r in rows]}
     print(json.dumps(summary))
 
 

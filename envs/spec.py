@@ -246,7 +246,7 @@ class Repair(BaseModel):
 SPEC_FORMAT = "autoinstall-env/1"
 
 FailureClass = Literal["source_error", "no_build_files", "no_tests", "install_failed", "collection_failed",
-                       "tests_failing", "narrow_suite", "deselection_cap", "tests_timeout", "memory_limit", "budget_exhausted", "infrastructure",
+                       "tests_failing", "narrow_suite", "deselection_cap", "tests_timeout", "memory_limit", "disk_limit", "budget_exhausted", "infrastructure",
                        "rebuild_mismatch", "model_error"]
 
 

@@ -115,6 +115,10 @@ class Ecosystem(Protocol):
         """The installed versions, as constraints the replay Dockerfile pins every step to ("" if unknown)."""
         ...
 
+    def as_of(self, date: str) -> dict[str, str]:
+        """Environment variables that make the installers resolve dependencies as of `date` (ISO 8601)."""
+        ...
+
     def warm(self, sandbox: Sandbox, constraints: str) -> None:
         """Fill the shared package cache with the pinned packages in a trusted sandbox: registry artifacts
         only, running nothing from the project or any source build. Failures are ignored."""

@@ -14,6 +14,7 @@ from autoinstall.plan.agent_tools import tools_in, wants_tools
 from autoinstall.plan.models.chat_client import ModelError
 from autoinstall.verify.checks import judge, run_check, run_failure_class
 from envs.base import ExecResult, Sandbox
+from envs.errors import SandboxLimitError
 from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord
 from envs.testrun import collects, run_tests, test_command
 from tools import ToolServerError
@@ -306,6 +307,10 @@ class Installer:
                     break
                 except _ModelFailed as e:
                     self.result.failure = Failure(failure_class="model_error", message=f"the model failed: {e}")
+                    break
+                except SandboxLimitError as e:
+                    self.result.failure = Failure(failure_class="disk_limit", message=str(e),
+                                                  step_index=len(self.result.steps) + 1)
                     break
                 except _Restart:
                     self._stop()

@@ -15,7 +15,7 @@ from autoinstall.record.dockerfile import render_dockerfile, write_build_context
 from autoinstall.record.outputs import default_env_dir, env_tag, load_spec, slug, spec_dir, write_outputs
 from autoinstall.verify import judge_spec, verify_image
 from envs.base import SandboxFactory
-from envs.errors import EnvError
+from envs.errors import EnvError, SandboxLimitError
 from envs.spec import EnvSpec, Failure
 
 Report = Callable[[str, str], None]
@@ -49,6 +49,9 @@ def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOp
     say("phase", "verify")
     try:
         frozen, verification = verify_image(spec, options, factory, ecosystem)
+    except SandboxLimitError as e:
+        spec.verification = None
+        spec.failure = Failure(failure_class="disk_limit", message=f"verification was stopped: {e}")
     except EnvError as e:
         spec.verification = None
         spec.failure = Failure(failure_class="infrastructure", message=f"verification could not run: {e}")

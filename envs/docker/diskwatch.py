@@ -89,8 +89,8 @@ class DiskWatch(threading.Thread):
                     if sizes.get(cid, 0) > limit and cid in self.watched:
                         sandbox.limit_error = (
                             f"The sandbox wrote {sizes[cid] // 2**20} MiB to its filesystem, over Limits.disk_mb="
-                            f"{limit // 2**20}; it was stopped. Raise disk_mb, or have the command write less "
-                            "(e.g. pip --no-cache-dir), then restore a snapshot or start a new sandbox."
+                            f"{limit // 2**20}; it was stopped. Raise it (--disk-mb, Limits.disk_mb), or have the "
+                            "command write less (e.g. pip --no-cache-dir)."
                         )
                         self.unwatch(self.base_url, cid)
                         client.api.kill(cid)

@@ -23,8 +23,8 @@ from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult
 from envs.docker.cachelayer import create_cache_layer, remove_cache_layer
 from envs.docker.container import DockerSandboxConfig, create_container
 from envs.docker.diskwatch import DiskWatch
-from envs.docker.network import NETWORK, sandbox_network
 from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone
+from envs.docker.network import NETWORK, sandbox_network
 from envs.docker.registry import _has_host, pull_image
 from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
 

@@ -9,6 +9,7 @@ from autoinstall.ecosystems.python.repairs import repair
 from autoinstall.install.loop import Installer
 from autoinstall.options import Budgets
 from envs.base import ExecResult
+from envs.errors import SandboxLimitError
 from envs.fake import FakeSandbox
 from envs.spec import Check, Plan, Step
 
@@ -232,3 +233,18 @@ def test_project_code_runs_offline_and_install_steps_online() -> None:
     assert not any(net for _, net in project_code), seen
     assert all(e.network is False for e in result.log if e.phase in ("check", "tests"))
     assert all(e.network for e in result.log if e.phase == "install")
+
+
+def test_hitting_the_disk_limit_is_a_recorded_failure_with_the_option_to_raise_it() -> None:
+    def behaviour(sb: World, cmd: str, env: dict) -> ExecResult | bytes:
+        if cmd.startswith("uv pip install -e"):
+            raise SandboxLimitError("The sandbox wrote 10300 MiB to its filesystem, over Limits.disk_mb=10240; "
+                                    "it was stopped. Raise it (--disk-mb, Limits.disk_mb)")
+        return PASSING if "pytest" in cmd else OK
+
+    result, made = install(behaviour)
+    assert not result.ok and result.failure is not None
+    assert (result.failure.failure_class, result.failure.step_index) == ("disk_limit", 1)
+    assert "--disk-mb" in result.failure.message
+    assert result.snapshot == result.snapshots[0]  # the last good state (the checkout) is kept for debug
+    assert made[0].calls[-1].method == "stop"

@@ -65,6 +65,9 @@ class PythonEcosystem:
     def freeze(self, sandbox: Sandbox) -> str:
         return freeze(sandbox)
 
+    def as_of(self, date: str) -> dict[str, str]:
+        return {"UV_EXCLUDE_NEWER": date}
+
     def warm(self, sandbox: Sandbox, constraints: str) -> None:
         warm(sandbox, constraints)
 
