@@ -4,6 +4,7 @@
 """
 from __future__ import annotations
 
+import signal
 import sys
 
 import typer
@@ -40,6 +41,7 @@ def main() -> None:
     The three error roots (AutoinstallError, EnvError, ToolServerError) print as one red line and exit 2,
     with the traceback only when $AUTOINSTALL_DEBUG is set; anything else is a bug and keeps its traceback.
     """
+    signal.signal(signal.SIGTERM, _terminated)
     args = sys.argv[1:]
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         sys.argv.insert(1, "run")
@@ -56,6 +58,11 @@ def main() -> None:
             raise
         print_error(e)
         sys.exit(2)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM unwinds like Ctrl-C, so every sandbox started is removed and finished records are kept."""
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -1,0 +1,42 @@
+"""SIGTERM to a command that started a sandbox removes the sandbox, as Ctrl-C does (a hostile-suite case:
+a batch runner killed by its scheduler must not leave containers behind)."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[1]
+pytestmark = pytest.mark.docker
+
+
+def containers_from(image: str) -> list[str]:
+    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"ancestor={image}"], capture_output=True,
+                         text=True, check=True).stdout
+    return out.split()
+
+
+def test_sigterm_during_a_tool_call_removes_its_container(base_image: str) -> None:
+    image = f"autoinstall-test/sigterm:{uuid.uuid4().hex[:8]}"
+    subprocess.run(["docker", "tag", base_image, image], check=True)
+    try:
+        call = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "tools", "call", "terminal",
+                                 json.dumps({"command": "sleep 120"}), "--image", image],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not containers_from(image):
+            assert call.poll() is None and time.monotonic() < deadline, call.communicate()
+            time.sleep(0.2)
+        time.sleep(1.0)  # the tool server is up and the command is running
+        call.send_signal(signal.SIGTERM)
+        _, err = call.communicate(timeout=60)
+        assert call.returncode == 130, err
+        assert containers_from(image) == []
+    finally:
+        subprocess.run(["docker", "rmi", image], capture_output=True, check=False)
