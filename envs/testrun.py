@@ -99,6 +99,9 @@ def run_tests(sandbox: Sandbox, command: str | None, runner: TestRunner, deselec
     else:
         run.counts = parse_summary(result.output)
         run.collection_ok = run.ran > 0 or result.exit_code == 0
+        if result.exit_code != 0 and run.ran and not (run.counts["failed"] or run.counts["error"]):
+            # The runner's exit status is the verdict too: a failure its summary line did not count.
+            run.counts["error"] += 1
     return run
 
 

@@ -94,6 +94,11 @@ class Ecosystem(Protocol):
         """The embedded model's phase 2: one fix for a diagnosed failure, or None to give up."""
         ...
 
+    def justifies_deselection(self, message: str) -> bool:
+        """True when a failing test's message shows why it cannot run here (a service not running, the
+        internet, a stubbed dependency): the only evidence a deselection is accepted on, whoever proposes it."""
+        ...
+
     def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
         """The tag of a base image from `factory` that provides `toolchain` (built on first use)."""
         ...

@@ -163,6 +163,16 @@ class Installer:
                 "test_command": f"{self.plan.test_command} {repair.args}",
                 "notes": [*self.plan.notes, f"test command changed: {repair.reason}"]})
 
+    def _with_evidence(self, repair: Repair, failed: list[FailedTest]) -> Repair | None:
+        """Keep the deselections that name a test (or file) that failed for a reason the ecosystem accepts;
+        None when none does (whoever proposed them, a deselection is not a way to hide failing tests)."""
+        shown = [f.test_id for f in failed if self.ecosystem.justifies_deselection(f.message)]
+        kept = [t for t in repair.tests if any(s == t or s.startswith((t + "::", t + "/")) for s in shown)]
+        if not kept:
+            self.report("repair", f"deselection refused, no failing test shows why: {', '.join(repair.tests[:3])}")
+            return None
+        return repair.model_copy(update={"tests": kept})
+
     def _add_stub(self, repair: Repair, output: str) -> None:
         assert self.sandbox is not None and repair.distribution and repair.import_name
         name, wheel = self.ecosystem.stub(repair.distribution, repair.import_name, output)
@@ -265,6 +275,8 @@ class Installer:
                             stdout=run.output_tail + "\n" + "\n".join(f.message for f in failed[:50]))
         repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", output, entry, failed,
                                  [r.test_id for r in run.results])
+        if repair is not None and repair.kind == "deselect":
+            repair = self._with_evidence(repair, failed)
         if repair is None:
             return Failure(failure_class=run_failure_class(run), message=reason, evidence=run.output_tail[-1500:]), True
         failure = self._add_steps(repair)

@@ -11,7 +11,7 @@ from autoinstall.options import Budgets
 from envs.base import ExecResult
 from envs.errors import SandboxLimitError
 from envs.fake import FakeSandbox
-from envs.spec import Check, Plan, Step
+from envs.spec import Check, Plan, Repair, Step
 
 
 def junit(*cases: tuple[str, str]) -> bytes:
@@ -248,3 +248,27 @@ def test_hitting_the_disk_limit_is_a_recorded_failure_with_the_option_to_raise_i
     assert "--disk-mb" in result.failure.message
     assert result.snapshot == result.snapshots[0]  # the last good state (the checkout) is kept for debug
     assert made[0].calls[-1].method == "stop"
+
+
+def test_a_deselection_is_accepted_only_on_evidence_whoever_proposes_it(tmp_path: Path) -> None:
+    refused_db = ExecResult(exit_code=0)
+    report = junit(("test_a::test_db", "connection to server at localhost port 5432 failed: Connection refused"),
+                   ("test_a::test_math", "assert 1 == 2"), ("test_a::test_ok", ""))
+
+    def behaviour(sb: World, cmd: str, env: dict) -> ExecResult | bytes:
+        return report if "pytest" in cmd else refused_db
+
+    class Greedy:
+        """A model that tries to deselect every failing test, the plain failure included."""
+
+        name = "openai:greedy"
+
+        def repair(self, ctx):  # noqa: ANN001, ANN201
+            ids = [t.test_id for t in ctx.failed_tests]
+            return None if ctx.tried else Repair(kind="deselect", tests=ids, reason="they fail")
+
+    made: list[World] = []
+    installer = Installer(PLAN, tmp_path, Greedy(), lambda python: made.append(World(python, behaviour)) or made[-1])
+    result = installer.run()
+    assert [d.test for d in result.deselected] == ["tests/test_a.py::test_db"]
+    assert result.failure is not None and result.failure.failure_class == "tests_failing"

@@ -11,7 +11,7 @@ from autoinstall.verify.checks import (
 from envs.base import ExecResult
 from envs.fake import FakeSandbox
 from envs.spec import Collection, Deselection, EnvSpec, Plan, SourceRecord, TestResult, TestRun, Verification
-from envs.testrun import collect_count, count, parse_junit, parse_summary, pytest_args
+from envs.testrun import collect_count, count, parse_junit, parse_summary, pytest_args, run_tests
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="4">
 <testcase classname="tests.test_a.TestX" name="test_b[1-2]" file="tests/test_a.py" line="3" time="0.01">
@@ -149,3 +149,11 @@ def test_a_passing_suite_with_too_much_deselected_is_partial_not_verified() -> N
                                                                                 selected=835))
     judge_spec(spec, whole)
     assert spec.status == "verified" and spec.failure is None
+
+
+def test_a_custom_runner_that_exits_non_zero_has_failed_whatever_its_summary_says() -> None:
+    clean = FakeSandbox(rules=[(r"^python -m testtools.run", "Ran 12 tests in 0.1s\n\nOK\n")]).start()
+    assert run_tests(clean, "python -m testtools.run tests", "unittest", [], 60).counts["error"] == 0
+    lying = FakeSandbox(rules=[(r"^python -m testtools.run", ExecResult(exit_code=1, stdout="Ran 12 tests in 0.1s\n\nOK\n"))]).start()
+    run = run_tests(lying, "python -m testtools.run tests", "unittest", [], 60)
+    assert (run.counts["passed"], run.counts["error"]) == (12, 1)

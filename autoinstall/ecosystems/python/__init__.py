@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoinstall.ecosystems.base import STUB_DIR, Log, RepairContext
-from autoinstall.ecosystems.python.diagnosis import diagnose
+from autoinstall.ecosystems.python.diagnosis import NETWORK_OFF, STUB_USED, diagnose
 from autoinstall.ecosystems.python.pins import constraints_from_freeze, freeze, warm
 from autoinstall.ecosystems.python.proposal.assemble import propose_plan
-from autoinstall.ecosystems.python.repairs import repair
+from autoinstall.ecosystems.python.repairs import SERVICE_FAILURE, repair
 from autoinstall.ecosystems.python.stubs import build_stub_wheel, files_importing, stub_version
 from autoinstall.ecosystems.python.survey import survey
 from autoinstall.ecosystems.python.survey.facts import RepoFacts
@@ -49,6 +49,9 @@ class PythonEcosystem:
 
     def repair(self, context: RepairContext) -> Repair | None:
         return repair(context)
+
+    def justifies_deselection(self, message: str) -> bool:
+        return bool(SERVICE_FAILURE.search(message) or NETWORK_OFF.search(message) or STUB_USED.search(message))
 
     def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
         return factory.base_image(python=toolchain, log=log)
