@@ -9,6 +9,7 @@ import pytest
 
 from autoinstall.ecosystems.python import RepoFacts
 from autoinstall.ecosystems.python.imports import extract_imports
+from autoinstall.ecosystems.python.survey.tasks import tox_substitute
 from autoinstall.survey import survey
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
@@ -287,3 +288,9 @@ def test_imports_skip_stdlib_local_relative_and_flag_optional(tmp_path: Path) ->
     found = {m.name: (m.optional, m.in_tests) for m in facts.imports}
     assert found == {"ujson": (True, False), "google.protobuf": (False, False), "numpy": (False, True)}
     assert [i.name for i in extract_imports(b"import a.b as c, d\nfrom .x import y\n")] == ["a.b", "d"]
+
+
+def test_tox_substitutions_are_expanded_not_cut() -> None:
+    assert tox_substitute("pytest {env:PYTEST_ADDOPTS:-x} {toxinidir}/tests {posargs:-q}") == "pytest -x ./tests -q"
+    assert tox_substitute("{envpython} -m pytest {tox_root}/src {posargs}") == "python -m pytest ./src"
+    assert tox_substitute("pytest {env:NOPE} tests") == "pytest tests"

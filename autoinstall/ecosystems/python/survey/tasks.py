@@ -16,6 +16,7 @@ _FACTOR = re.compile(r"^[A-Za-z0-9_.,!{}-]+:\s+(?=\S)")
 
 def tox_substitute(line: str) -> str:
     """A tox command or dep with its substitutions resolved for a plain shell at the repository root."""
+    line = re.sub(r"\{env:[A-Za-z_][A-Za-z0-9_]*:?([^}]*)\}", lambda m: m.group(1), line)  # its default, if any
     line = re.sub(r"\{posargs:?([^}]*)\}", lambda m: m.group(1), line)
     line = re.sub(r"\{env(?:python|bindir/python\d?)\}", "python", line)
     line = re.sub(r"\{(?:toxinidir|tox_root)\}/?", "./", line)
