@@ -71,9 +71,16 @@ class EnvRecord(BaseModel):
     env_dir: str
     """Where spec.json, Dockerfile and logs/ live."""
     tests_passed: int = 0
+    """Tests that passed in every verification run."""
     tests_failed: int = 0
-    """Failed and errored tests in the last verification run."""
+    """Failed and errored tests (and those missing from a run)."""
     tests_skipped: int = 0
+    tests_flaky: int = 0
+    """Tests whose outcome differed between the verification runs (not counted as passed)."""
+    tests_collected: int | None = None
+    """The suite's size by its default configuration (None when the runner cannot collect)."""
+    tests_deselected: int | None = None
+    """Tests of the test command left out by deselections."""
     wall_s: float = 0.0
     owner: str = ""
     """For running records: host:pid:token of the process building it."""
@@ -123,8 +130,9 @@ def now() -> str:
 def record_from_spec(spec: EnvSpec, env_dir: Path, requested_commit: str | None = None) -> EnvRecord:
     """The catalog record summarising a spec."""
     src = spec.source
-    run = spec.verification.last_run if spec.verification else None
-    counts = run.counts if run else {}
+    v = spec.verification
+    counts = (v.counts or (v.last_run.counts if v.last_run else {})) if v else {}
+    suite = v.collection if v else None
     stamp = now()
     return EnvRecord(
         id=record_id(src.repo, src.commit, spec.base_image, spec.model), repo=src.repo, name=src.name,
@@ -133,7 +141,9 @@ def record_from_spec(spec: EnvSpec, env_dir: Path, requested_commit: str | None 
         failure_class=spec.failure.failure_class if spec.failure else None,
         failure_message=spec.failure.message if spec.failure else "", image=spec.image, env_dir=str(env_dir),
         tests_passed=counts.get("passed", 0), tests_failed=counts.get("failed", 0) + counts.get("error", 0),
-        tests_skipped=counts.get("skipped", 0), wall_s=spec.timings.total_s,
+        tests_skipped=counts.get("skipped", 0), tests_flaky=len(v.flaky) if v else 0,
+        tests_collected=suite.suite if suite else None, tests_deselected=suite.deselected if suite else None,
+        wall_s=spec.timings.total_s,
         created_at=spec.created_at or stamp, updated_at=stamp)
 
 

@@ -27,13 +27,20 @@ def open_catalog(catalog_dir: Path | None) -> Catalog:
 
 
 def _tests(r: EnvRecord) -> str:
-    return f"{r.tests_passed}/{r.tests_failed}/{r.tests_skipped}" if r.status != "running" else ""
+    return f"{r.tests_passed}/{r.tests_failed}/{r.tests_skipped}/{r.tests_flaky}" if r.status != "running" else ""
+
+
+def _suite(r: EnvRecord) -> str:
+    """The suite's size and what was deselected from it, as the runner counted them."""
+    if r.tests_collected is None:
+        return ""
+    return f"{r.tests_collected}" + (f" -{r.tests_deselected}" if r.tests_deselected else "")
 
 
 @catalog_app.command("list")
 def list_cmd(
     catalog: CatalogDir = None,
-    status: Annotated[Optional[str], typer.Option(help="verified, failed or running.")] = None,
+    status: Annotated[Optional[str], typer.Option(help="verified, partial, failed or running.")] = None,
     failure_class: Annotated[Optional[str], typer.Option(help="e.g. install_failed.")] = None,
     repo: Annotated[Optional[str], typer.Option("--repo", help="Only repositories containing this.")] = None,
     limit: Annotated[Optional[int], typer.Option(min=1, help="At most this many, newest first.")] = None,
@@ -50,10 +57,10 @@ def list_cmd(
         return
     colours = {"verified": "green", "partial": "yellow", "failed": "red", "running": "yellow"}
     rows = [[r.id, f"[{colours[r.status]}]{r.status}[/]", escape(r.name or r.repo),
-             (r.commit or r.requested_commit or "")[:8], escape(r.model), r.python or "", _tests(r),
+             (r.commit or r.requested_commit or "")[:8], escape(r.model), r.python or "", _suite(r), _tests(r),
              r.failure_class or ""] for r in records]
     print_table(out, f"{len(records)} environments",
-                ["id", "status", "repository", "commit", "model", "py", "p/f/s", "failure"], rows)
+                ["id", "status", "repository", "commit", "model", "py", "suite", "p/f/s/flaky", "failure"], rows)
 
 
 @catalog_app.command("show")

@@ -21,10 +21,11 @@ from envs.catalog import (
     new_owner,
     now,
     owner_alive,
+    record_from_spec,
     record_id,
     release_owner,
 )
-from envs.spec import EnvSpec, Failure, Plan, SourceRecord, TestRun, Verification
+from envs.spec import Collection, EnvSpec, Failure, Plan, SourceRecord, TestRun, Verification
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -338,3 +339,14 @@ def test_sigkill_mid_write_leaves_whole_records(tmp_path: Path) -> None:
         assert spec is not None and len(spec.failure.evidence) == 200_000  # whole, not torn
     catalog.upsert_spec(make_spec("https://h/after"), root / "envs" / "after")
     assert len(catalog.list()) == len(records) + 1
+
+
+def test_the_record_counts_the_suite_as_verification_did(tmp_path: Path) -> None:
+    verification = Verification(verified=True, flaky=["t::b"], collection=Collection(default=120, command=120,
+                                                                                      selected=117),
+                                counts={"passed": 110, "failed": 2, "error": 1, "skipped": 3, "flaky": 1})
+    spec = EnvSpec(status="verified", source=SourceRecord(repo="r", name="r", commit="c" * 40), model="embedded",
+                   plan=Plan(), verification=verification)
+    record = record_from_spec(spec, tmp_path)
+    assert (record.tests_passed, record.tests_failed, record.tests_skipped, record.tests_flaky) == (110, 3, 3, 1)
+    assert (record.tests_collected, record.tests_deselected) == (120, 3)
