@@ -3,6 +3,9 @@
 Each case states its expected outcome in tests/fixtures/repos/<case>/expected.json.
 """
 import json
+import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,31 @@ from envs.spec import EnvSpec
 
 REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
 CASES = sorted(p.name for p in REPOS.iterdir() if (p / "expected.json").is_file())
+
+
+class ProbeListener:
+    """A service of this machine on PROBE_PORT (all addresses) that counts who connects to it."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_server(("0.0.0.0", port), reuse_port=True)
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            conn.close()
+
+
+@pytest.fixture(scope="session")
+def probe_listener() -> Iterator[ProbeListener]:
+    listener = ProbeListener(47123)  # the port tests/fixtures/repos/hostile_network_probe probes
+    yield listener
+    listener.sock.close()
 
 
 @pytest.fixture(scope="session")
@@ -29,9 +57,11 @@ def build(case: str, out: Path, home: Path, monkeypatch: pytest.MonkeyPatch, **o
 @pytest.mark.slow
 @pytest.mark.parametrize("case", CASES)
 def test_fixture_repository_reaches_its_expected_outcome(case: str, base_image: str, home: Path,
-                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         probe_listener: ProbeListener) -> None:
     expected = json.loads((REPOS / case / "expected.json").read_text())
     spec = build(case, tmp_path / "env", home, monkeypatch)
+    assert probe_listener.connections == 0, "a sandbox reached a service of this machine"
     assert spec.status == expected["outcome"], (spec.failure, [e.command for e in spec.log])
     assert (spec.failure.failure_class if spec.failure else None) == expected["failure_class"]
     written = EnvSpec.model_validate_json((tmp_path / "env" / "spec.json").read_text())

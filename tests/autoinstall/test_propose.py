@@ -31,6 +31,7 @@ EXPECTED = {
     "uninstallable_dependency": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "service_backed": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "no_tests": ("uv pip install -e .", [], None),
+    "hostile_network_probe": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "hostile_cache_poison": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "no_build_files": (None, [], None),
     "python_version_switch": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
