@@ -119,7 +119,7 @@ def main() -> None:
                "partial": sum(r["status"] == "partial" for r in rows),
                "missing": sum(r["status"] == "missing" for r in rows),
                "shared_cache_median_wall_s": round(statistics.median(shared_walls), 1) if shared_walls else None,
-               "naive_runnable": sum(bool(r["naive"].get("runnable")) for r in rows),
+               "naive_runnable": None if args.no_naive else sum(bool(r["naive"].get("runnable")) for r in rows),
                "median_wall_s": round(statistics.median(walls), 1) if walls else 0,
                "naive_median_wall_s": round(statistics.median([r["naive"]["wall_s"] for r in rows if r["naive"]]), 1)
                if walls and not args.no_naive else None,
