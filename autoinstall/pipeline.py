@@ -48,7 +48,7 @@ def build_environment(repo: str, options: BuildOptions | None = None, report: Re
         record = check_out(repo, options.commit, src)
         timings.source_s = round(time.monotonic() - started, 3)
         out = options.out_dir or default_env_dir(slug(record.name), record.revision, options.model)
-        with build_lock(out):
+        with build_lock(record.repo, record.revision, options.model, f"{record.name} at {record.revision}"):
             return _build(src, record, out, options, say, timings, started, factory)
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from autoinstall.batch.entries import BatchEntry, LineError
 from autoinstall.options import BatchOptions, BuildOptions
+from autoinstall.record.lock import BuildLockedError
 from envs.catalog import Catalog, EnvRecord, new_owner, now, record_id, release_owner
 
 if TYPE_CHECKING:
@@ -173,6 +174,8 @@ class _Batch:
             spec = self.build(entry.repo, build_options, report)
         except BuildInterrupted:
             return interrupted
+        except BuildLockedError as e:  # a `run` of the same environment: it records the result
+            return EntryResult(**base, outcome="skipped", id=placeholder.id, status="running", message=str(e))
         except Exception as e:  # noqa: BLE001 (one build's error is recorded; the batch goes on)
             if stopped.is_set():
                 return interrupted

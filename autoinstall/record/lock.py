@@ -1,35 +1,39 @@
-"""One build of an environment at a time: a lock next to its directory, whichever command holds it."""
+"""One build of an environment at a time, whichever command (run, batch, debug) and output directory."""
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+
+from autoinstall.errors import AutoinstallError
+from envs.home import autoinstall_home
 
 
-class BuildLockedError(RuntimeError):
-    """Another process is building the same environment (same repository, commit and model)."""
+class BuildLockedError(AutoinstallError, RuntimeError):
+    """Another process is building the same environment (same repository, revision and model)."""
 
 
 @contextmanager
-def build_lock(env_dir: Path) -> Iterator[None]:
-    """Hold `ENV_DIR.lock` for the duration of a build; raise at once if another process holds it.
+def build_lock(repo: str, revision: str, model: str, name: str) -> Iterator[None]:
+    """Hold the lock of (repo, revision, model) under $AUTOINSTALL_HOME/locks for the duration of a build;
+    raise at once if another process holds it. `name` is what the message calls the environment.
 
     Raises:
         BuildLockedError: with the other process's pid and what to do.
     """
-    env_dir.parent.mkdir(parents=True, exist_ok=True)
-    path = env_dir.with_name(env_dir.name + ".lock")
+    key = hashlib.sha256("\0".join((repo, revision, model)).encode()).hexdigest()[:16]
+    path = autoinstall_home() / "locks" / f"build-{key}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a+") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             f.seek(0)
             holder = f.read().strip() or "another process"
-            msg = (f"{env_dir.name} is being built right now by process {holder} (lock {path}); wait for it "
-                   "to finish (`autoinstall catalog show` then has its record), or pass --out DIR to build "
-                   "a separate copy.")
+            msg = (f"{name} is being built right now by process {holder} (lock {path}); wait for it to "
+                   "finish: `autoinstall catalog list` then has its record.")
             raise BuildLockedError(msg) from None
         try:
             f.seek(0)

@@ -23,6 +23,7 @@ from autoinstall.batch.runner import EntryResult, NullObserver, failure_class_fo
 from autoinstall.commands.batch import batch_cmd
 from autoinstall.commands.catalog import catalog_app
 from autoinstall.options import BuildOptions
+from autoinstall.record.lock import BuildLockedError
 from envs.catalog import Catalog, CatalogError, EnvRecord, new_owner, now, record_id, release_owner
 from envs.errors import EngineUnavailableError
 
@@ -342,3 +343,14 @@ def test_two_batches_on_one_catalog_build_each_entry_once(tmp_path: Path) -> Non
     with sqlite3.connect(root / "catalog.sqlite") as db:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
+
+
+def test_an_environment_another_command_is_building_is_skipped_not_failed(catalog: Catalog) -> None:
+    def locked(repo: str, options: object, report: object) -> None:
+        raise BuildLockedError("fake://z at abc is being built right now by process 4242 (lock ...)")
+
+    summary = run_batch(entries("fake://z"), catalog, build=locked)  # type: ignore[arg-type]
+    (result,) = summary.results
+    assert result.outcome == "skipped" and "process 4242" in result.message
+    assert summary.counts["failed"] == 0
+    assert all(r.status != "failed" for r in catalog.list())

@@ -17,7 +17,7 @@ from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from autoinstall.plan import propose_plan
 from autoinstall.record.lock import BuildLockedError, build_lock
-from autoinstall.source import prepare_source
+from autoinstall.source import prepare_source, tree_digest
 from autoinstall.survey import survey
 
 EVIL = """#!/bin/sh
@@ -121,12 +121,16 @@ def test_the_survey_reads_nothing_outside_the_checkout(tmp_path: Path) -> None:
     assert "hunter2" not in plan.model_dump_json()
 
 
-def test_one_build_of_an_environment_at_a_time(tmp_path: Path) -> None:
-    out = tmp_path / "env"
+def test_one_build_of_an_environment_at_a_time_whatever_its_output_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
     fixture = Path(__file__).parents[1] / "fixtures" / "repos" / "pep621_extras"
-    with build_lock(out):
-        with pytest.raises(BuildLockedError, match=rf"process {os.getpid()}.*--out DIR"):
-            build_environment(str(fixture), BuildOptions(out_dir=out))
-    assert not (out / "spec.json").exists()
-    with build_lock(out):  # released, and free again
+    other = prepare_source(str(fixture), None, tmp_path / "copy")  # what the first build checked out
+    revision = "dir-" + tree_digest(tmp_path / "copy")[:12]
+    assert other.commit is None
+    with build_lock(str(fixture), revision, "embedded", "pep621_extras"):
+        with pytest.raises(BuildLockedError, match=rf"pep621_extras.*process {os.getpid()}.*catalog list"):
+            build_environment(str(fixture), BuildOptions(out_dir=tmp_path / "elsewhere"))
+    assert not (tmp_path / "elsewhere" / "spec.json").exists()
+    with build_lock(str(fixture), revision, "embedded", "pep621_extras"):  # released, and free again
         pass
