@@ -20,6 +20,8 @@ class Watched(Protocol):
 
     config: _Config
     limit_error: str | None
+    committed: int
+    """Bytes written by earlier steps, now in the snapshot the container runs from."""
 
 
 class DiskWatch(threading.Thread):
@@ -86,9 +88,12 @@ class DiskWatch(threading.Thread):
                 sizes = {row["Id"]: int(row.get("SizeRw") or 0) for row in rows}
                 for cid, sandbox in watched.items():
                     limit = sandbox.config.limits.disk_mb * 1024 * 1024
-                    if sizes.get(cid, 0) > limit and cid in self.watched:
+                    used = sizes.get(cid, 0) + sandbox.committed
+                    if used > limit and cid in self.watched:
+                        earlier = (f" ({sandbox.committed // 2**20} MiB of it in earlier steps)"
+                                   if sandbox.committed else "")
                         sandbox.limit_error = (
-                            f"The sandbox wrote {sizes[cid] // 2**20} MiB to its filesystem, over Limits.disk_mb="
+                            f"The sandbox wrote {used // 2**20} MiB to its filesystem{earlier}, over Limits.disk_mb="
                             f"{limit // 2**20}; it was stopped. Raise it (--disk-mb, Limits.disk_mb), or have the "
                             "command write less (e.g. pip --no-cache-dir)."
                         )

@@ -57,6 +57,10 @@ class DockerSandbox:
         self._image_env: list[str] = []
         self.limit_error: str | None = None
         self._cache_layer: tuple[str, Path] | None = None
+        self._base_size = 0
+        self.committed = 0
+        """Bytes this sandbox's snapshots added to its image: what earlier steps of the build wrote. The
+        disk watch counts them with what the running container writes, so the limit is per build."""
         self._net = NETWORK
 
     # lifecycle
@@ -72,6 +76,7 @@ class DockerSandbox:
             with self._engine("start"):
                 image = self._local_or_pulled(self.config.image)
                 self._image_env = list(image["Config"].get("Env") or [])
+                self._base_size = int(image.get("Size") or 0)
                 if self.config.cache_dir and self.config.cache_mode == "layered":
                     self._cache_layer = create_cache_layer(self._client.api, self.config.cache_dir)
                 self._create(self.config.image)
@@ -127,6 +132,8 @@ class DockerSandbox:
         assert self._client is not None
         api = self._client.api
         volume = self._cache_layer[0] if self._cache_layer else None
+        size = int(api.inspect_image(image).get("Size") or 0) if image != self.config.image else self._base_size
+        self.committed = max(0, size - self._base_size)
         self._net = sandbox_network(api, self.config.base_url)
         self._cid = cid = create_container(self._client, self.config, image, volume, self._net)
         if not self._network:

@@ -291,3 +291,14 @@ def test_uses_no_proxy_env_unless_set(base_image: str, monkeypatch: pytest.Monke
     with DockerSandbox(image=base_image, labels=RUN_LABEL, pass_proxy_env=False) as sb:
         assert sb.exec('echo "${HTTPS_PROXY:-unset}"').stdout == "unset\n"
     assert os.environ["HTTPS_PROXY"]
+
+
+def test_the_disk_limit_counts_what_earlier_steps_wrote(base_image: str) -> None:
+    sb = DockerSandbox(image=base_image, labels=RUN_LABEL, limits=Limits(disk_mb=100), disk_poll_s=0.3)
+    with sb:
+        assert sb.exec("dd if=/dev/urandom of=step1 bs=1M count=60 status=none && sync").ok
+        snap = sb.snapshot("after step 1")
+        sb.restore(snap)  # the next step starts from the snapshot: its container has written nothing yet
+        assert sb.committed >= 60 * 2**20
+        with pytest.raises(SandboxLimitError, match=r"MiB of it in earlier steps\), over Limits.disk_mb=100"):
+            sb.exec("dd if=/dev/urandom of=step2 bs=1M count=60 status=none && sync; sleep 5", timeout=60)
