@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from autoinstall.ecosystems.base import STUB_DIR, Ecosystem, FailedTest, RepairContext
 from autoinstall.ecosystems.detect import FALLBACK
+from autoinstall.errors import AutoinstallError
 from autoinstall.options import Budgets
 from autoinstall.plan.agent_tools import tools_in, wants_tools
 from autoinstall.plan.models.chat_client import ModelError
@@ -155,7 +156,10 @@ class Installer:
             self.result.python = repair.python or self.result.python
             raise _Restart
         elif repair.kind == "stub_distribution":
-            self._add_stub(repair, output)
+            try:
+                self._add_stub(repair, output)
+            except AutoinstallError as e:  # the ecosystem cannot stand in for a package (Go modules)
+                raise _ModelFailed(str(e)) from e
         elif repair.kind == "deselect":
             self.result.deselected += [Deselection(test=t, reason=repair.reason) for t in repair.tests]
         elif repair.kind == "test_args" and repair.args and self.plan.test_command:
