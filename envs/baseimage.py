@@ -1,4 +1,5 @@
-"""Base images: `python:X.Y-slim` where a registry answers, else a debootstrapped Debian, plus our tooling.
+"""Base images: `python:X.Y-slim` where a registry answers, else a debootstrapped Debian, plus our tooling and
+the Debian packages an ecosystem asks for (Go: golang-go).
 
 Every image is tagged with a hash of its recipe, so asking again when nothing changed costs one lookup.
 """
@@ -41,6 +42,7 @@ BASE_REPO, ROOTFS_REPO = "autoinstall-base", "autoinstall-rootfs"
 RUN_TIMEOUT_S = 1800
 """Seconds debootstrap (or the tar of its result) may run."""
 Log = Callable[[str], None]
+_PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+")
 
 
 class BaseImageInfo(BaseModel):
@@ -83,22 +85,29 @@ def _ca_bundle(ca_bundle: Path | None) -> Path:
     return Path(certifi.where())
 
 
-def _recipes(python: str, mirror: str, ca: Path, registry: bool) -> list[tuple[str, str, dict[str, str]]]:
-    """Candidate (tag, source, template variables), preferred first."""
+def _recipes(python: str, mirror: str, ca: Path, registry: bool,
+             packages: tuple[str, ...] = ()) -> list[tuple[str, str, dict[str, str]]]:
+    """Candidate (tag, source, template variables), preferred first.
+
+    `packages` (Debian names) join the apt line; without them the recipe, and so the tag, is what it was.
+    """
     ca_hash = hashlib.sha256(ca.read_bytes()).hexdigest()
     text = TEMPLATE.read_text()
+    extra = "".join(f" {p}" for p in sorted(set(packages)))
     out = []
     if registry:
         src = f"python:{python}-slim"
-        vars_ = {"base": src, "apt_packages": APT_PACKAGES, "python": "/usr/local/bin/python3"}
+        vars_ = {"base": src, "apt_packages": APT_PACKAGES + extra, "python": "/usr/local/bin/python3"}
         out.append((src, vars_))
     if python in SUITES:
         src = f"debian:{SUITES[python]}@{mirror}"
-        vars_ = {"base": "", "apt_packages": f"{DEBIAN_PYTHON} {APT_PACKAGES}", "python": "/usr/bin/python3"}
+        vars_ = {"base": "", "apt_packages": f"{DEBIAN_PYTHON} {APT_PACKAGES}{extra}",
+                 "python": "/usr/bin/python3"}
         out.append((src, vars_))
     common = {"ca_path": engine.CA_PATH, "uv_requirement": UV_REQUIREMENT}
+    name = f"py{python}" + "".join(f"-{p}" for p in sorted(set(packages)))[:60]
     return [
-        (f"{BASE_REPO}:py{python}-{_digest(text, python, src, ca_hash, v, common)}", src, v | common)
+        (f"{BASE_REPO}:{name}-{_digest(text, python, src, ca_hash, v, common)}", src, v | common)
         for src, v in out
     ]
 
@@ -124,6 +133,7 @@ def ensure_base_image(
     log: Log | None = None,
     mirror: str | None = None,
     registry: bool | None = None,
+    packages: tuple[str, ...] = (),
 ) -> str:
     """Return the tag of a base image for `python`, building it only when its recipe changed.
 
@@ -135,9 +145,10 @@ def ensure_base_image(
             a log file and shows one status line, or streams them with --verbose.
         mirror: Debian mirror for debootstrap (default: $AUTOINSTALL_DEBIAN_MIRROR or the host apt's).
         registry: try `python:X.Y-slim` first (default: unless $AUTOINSTALL_REGISTRY is "off").
+        packages: extra Debian packages an ecosystem needs in the image (e.g. `golang-go`).
 
     Returns:
-        The image tag, `autoinstall-base:pyX.Y-<recipe hash>`.
+        The image tag, `autoinstall-base:pyX.Y-<recipe hash>` (`pyX.Y-<packages>-<hash>` with packages).
 
     Raises:
         ImageBuildError: unsupported version, unreachable mirror, or a failed build.
@@ -149,8 +160,12 @@ def ensure_base_image(
         raise ImageBuildError(msg)
     if registry is None:
         registry = os.environ.get(REGISTRY_ENV, "").lower() not in ("off", "0", "no", "false")
+    packages = tuple(packages or ())
+    if bad := [p for p in packages if not _PACKAGE.fullmatch(p)]:
+        msg = f"not Debian package names: {', '.join(map(repr, bad))}"
+        raise ImageBuildError(msg)
     mirror = (mirror or host_mirror()).rstrip("/")
-    recipes = _recipes(python, mirror, _ca_bundle(ca_bundle), registry)
+    recipes = _recipes(python, mirror, _ca_bundle(ca_bundle), registry, packages)
     if not rebuild:
         for tag, _, _ in recipes:
             if engine.image_labels(tag) is not None:
@@ -167,7 +182,7 @@ def ensure_base_image(
             variables = variables | {"base": _ensure_rootfs(SUITES[python], mirror, say)}
         with _lock(tag):
             if rebuild or engine.image_labels(tag) is None:
-                _build(tag, python, source, variables, _ca_bundle(ca_bundle), say)
+                _build(tag, python, source, variables, _ca_bundle(ca_bundle), say, packages)
         return tag
     buildable = ", ".join(sorted(SUITES))
     msg = (
@@ -178,13 +193,16 @@ def ensure_base_image(
     raise ImageBuildError(msg)
 
 
-def _build(tag: str, python: str, source: str, variables: dict[str, str], ca: Path, say: Log) -> None:
+def _build(tag: str, python: str, source: str, variables: dict[str, str], ca: Path, say: Log,
+           packages: tuple[str, ...] = ()) -> None:
     started = time.monotonic()
     say(f"building {tag} from {source}")
     with tempfile.TemporaryDirectory(prefix="autoinstall-base-") as ctx:
         (Path(ctx) / "Dockerfile").write_text(Template(TEMPLATE.read_text()).substitute(variables))
         shutil.copyfile(ca, Path(ctx) / "ca-bundle.crt")
         labels = {LABEL: "1", engine.KIND_LABEL: "base", f"{LABEL}.python": python, f"{LABEL}.source": source}
+        if packages:
+            labels[f"{LABEL}.packages"] = " ".join(sorted(set(packages)))
         buildargs = {k: os.environ[k] for k in engine.PROXY_VARS if k in os.environ}
         engine.build_image(Path(ctx), tag, labels=labels, buildargs=buildargs, log=say)
     say(f"built {tag} in {time.monotonic() - started:.0f}s")

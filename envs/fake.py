@@ -341,7 +341,8 @@ class FakeFactory:
             msg = f"no fake image {ref!r} (have: {', '.join(self.images) or 'none'})"
             raise ImageNotFoundError(msg) from None
 
-    def base_image(self, python: str, log: Callable[[str], None] | None = None) -> str:
+    def base_image(self, python: str, log: Callable[[str], None] | None = None, *,
+                   packages: tuple[str, ...] = ()) -> str:
         """`fake-base:pythonX.Y`, holding `base_files`; made on first use."""
         tag = f"fake-base:python{python}"
         if tag not in self.images:

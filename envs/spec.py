@@ -63,7 +63,7 @@ class Plan(BaseModel):
     checks: list[Check] = Field(default_factory=list)
     test_command: str | None = None
     """The project's own test command (pytest is given --junitxml by the verifier); None if no tests."""
-    test_runner: Literal["pytest", "unittest", "custom", "none"] = "pytest"
+    test_runner: Literal["pytest", "unittest", "custom", "go", "cargo", "none"] = "pytest"
     notes: list[str] = Field(default_factory=list)
 
     @field_validator("steps")

@@ -22,7 +22,8 @@ def containers_from(image: str) -> list[str]:
     return out.split()
 
 
-def test_sigterm_during_a_tool_call_removes_its_container(base_image: str) -> None:
+@pytest.mark.parametrize("wait_s", [0.0, 2.0])
+def test_sigterm_during_a_tool_call_removes_its_container(base_image: str, wait_s: float) -> None:
     image = f"autoinstall-test/sigterm:{uuid.uuid4().hex[:8]}"
     subprocess.run(["docker", "tag", base_image, image], check=True)
     try:
@@ -33,7 +34,7 @@ def test_sigterm_during_a_tool_call_removes_its_container(base_image: str) -> No
         while not containers_from(image):
             assert call.poll() is None and time.monotonic() < deadline, call.communicate()
             time.sleep(0.2)
-        time.sleep(1.0)  # the tool server is up and the command is running
+        time.sleep(wait_s)  # 0: the sandbox may still be starting; 2: the command is running
         call.send_signal(signal.SIGTERM)
         _, err = call.communicate(timeout=60)
         assert call.returncode == 130, err

@@ -1,7 +1,13 @@
-"""Which Debian package provides a missing C header, library or build tool."""
+"""Which Debian package provides a missing C header, library, pkg-config module or build tool, and the
+repair that installs it (shared by the ecosystems whose builds compile C: Go's cgo, Rust's -sys crates)."""
 from __future__ import annotations
 
 import re
+
+from autoinstall.ecosystems.base import RepairContext
+from envs.spec import Evidence, Repair, Step
+
+APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
 
 HEADERS = {
     "zlib.h": "zlib1g-dev", "ffi.h": "libffi-dev", "openssl/ssl.h": "libssl-dev",
@@ -39,6 +45,18 @@ LIBRARIES = {
     "zmq": "libzmq3-dev", "gfortran": "gfortran",
 }
 
+PKG_CONFIG = {
+    "openssl": "libssl-dev", "libssl": "libssl-dev", "libcrypto": "libssl-dev", "libpq": "libpq-dev",
+    "sqlite3": "libsqlite3-dev", "zlib": "zlib1g-dev", "libcurl": "libcurl4-openssl-dev", "dbus-1": "libdbus-1-dev",
+    "alsa": "libasound2-dev", "libudev": "libudev-dev", "x11": "libx11-dev", "fontconfig": "libfontconfig-dev",
+    "freetype2": "libfreetype-dev", "libzstd": "libzstd-dev", "liblzma": "liblzma-dev", "libgit2": "libgit2-dev",
+    "libssh2": "libssh2-1-dev", "glib-2.0": "libglib2.0-dev", "gio-2.0": "libglib2.0-dev", "cairo": "libcairo2-dev",
+    "gtk+-3.0": "libgtk-3-dev", "libpulse": "libpulse-dev", "libsystemd": "libsystemd-dev", "libusb-1.0": "libusb-1.0-0-dev",
+    "libseccomp": "libseccomp-dev", "libsodium": "libsodium-dev", "oniguruma": "libonig-dev", "libxml-2.0": "libxml2-dev",
+    "mysqlclient": "default-libmysqlclient-dev", "libarchive": "libarchive-dev", "libffi": "libffi-dev",
+}
+"""pkg-config module names (`Package openssl was not found`, `The system library `libpq` ...`)."""
+
 TOOLS = {
     "pg_config": "libpq-dev", "mysql_config": "default-libmysqlclient-dev", "xml2-config": "libxml2-dev",
     "xslt-config": "libxslt1-dev", "pkg-config": "pkg-config", "cmake": "cmake", "swig": "swig",
@@ -63,9 +81,21 @@ def package_for(kind: str, name: str) -> str | None:
             stem = re.sub(r"[^a-z0-9]+", "", name.rsplit("/", 1)[0 if "/" in name else -1].removesuffix(".h"))
             found = f"lib{stem}-dev" if stem else None
     elif kind == "missing_library":
-        found = LIBRARIES.get(name) or f"lib{name.lower()}-dev"
+        found = LIBRARIES.get(name) or PKG_CONFIG.get(name) or PKG_CONFIG.get(f"lib{name}") or (
+            f"{name.lower()}-dev" if name.startswith("lib") else f"lib{name.lower()}-dev")
     elif kind == "missing_tool":
         found = TOOLS.get(name)
     else:
         found = None
     return found if found and _PACKAGE_NAME.match(found) else None
+
+
+def system_package_repair(ctx: RepairContext, purpose: str) -> Repair | None:
+    """Install the Debian package for the diagnosed missing header, library or tool before the failing step
+    (`purpose`: what needs it, e.g. "a -sys crate's build script"); None when no package is known."""
+    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject)
+    if package is None:
+        return None
+    step = Step(command=f"{APT} {package}", why=f"provides {ctx.diagnosis.subject} ({purpose})", kind="system",
+                evidence=[Evidence(file="<output>", text=ctx.diagnosis.evidence)])
+    return Repair(kind="insert_before", reason=f"{ctx.diagnosis.describe()} -> Debian {package}", step=step)

@@ -4,11 +4,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoinstall.ecosystems.base import Ecosystem
+from autoinstall.ecosystems.go import GoEcosystem
 from autoinstall.ecosystems.python import PythonEcosystem
+from autoinstall.ecosystems.rust import RustEcosystem
 
-ECOSYSTEMS: list[Ecosystem] = [PythonEcosystem()]
-"""Tried in order; the first that detects the repository leads its plan."""
-FALLBACK: Ecosystem = ECOSYSTEMS[0]
+PYTHON: Ecosystem = PythonEcosystem()
+ECOSYSTEMS: list[Ecosystem] = [GoEcosystem(), RustEcosystem(), PYTHON]
+"""Tried in order; the first that detects the repository leads its plan. Go first: a root go.mod is a sure
+sign, while a stray script or requirements file at the root of a Go module would make it look Python. Rust
+before Python for the same reason: a root Cargo.toml is the build (a pyproject.toml beside it is usually
+maturin's Python bindings, whose tests need the crate built first)."""
+FALLBACK: Ecosystem = PYTHON
 """Used when none detects the repository: its survey then finds nothing and the build says so."""
 
 

@@ -156,16 +156,16 @@ def count_suite(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], tim
     if command is None or not collects(plan.test_runner):
         return None
     collection = Collection()
-    collection.command, note = collect_count(sandbox, command, [], timeout_s, env)
+    collection.command, note = collect_count(sandbox, command, [], timeout_s, env, plan.test_runner)
     notes = [note]
     if deselected:
-        collection.selected, note = collect_count(sandbox, command, deselected, timeout_s, env)
+        collection.selected, note = collect_count(sandbox, command, deselected, timeout_s, env, plan.test_runner)
         notes.append(note)
     else:
         collection.selected = collection.command
     default = DEFAULT_COMMANDS.get(plan.test_runner)
     if default and command.split() != default.split():
-        collection.default, note = collect_count(sandbox, default, [], timeout_s, env)
+        collection.default, note = collect_count(sandbox, default, [], timeout_s, env, plan.test_runner)
         notes.append(note and f"default configuration: {note}")
     else:
         collection.default = collection.command

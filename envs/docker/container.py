@@ -24,7 +24,8 @@ class DockerSandboxConfig(SandboxSpec):
     pass_proxy_env: bool = True
     """Carry HTTP_PROXY/HTTPS_PROXY/NO_PROXY (both cases) from the host environment into the container."""
     cache_dir: Path | None = None
-    """Host directory of the uv and pip caches, seen at /cache (UV_CACHE_DIR, PIP_CACHE_DIR)."""
+    """Host directory of the package caches, seen at /cache (UV_CACHE_DIR, PIP_CACHE_DIR, Go's and Cargo's:
+    see `go_cache_env`, `cargo_cache_env`)."""
     cache_mode: Literal["layered", "shared"] = "layered"
     """`layered`: the sandbox sees the cache through an overlay of its own (the shared cache is read-only
     underneath; what it writes vanishes with it), so untrusted code cannot poison later builds. `shared`:
@@ -42,7 +43,8 @@ class DockerSandboxConfig(SandboxSpec):
 
 
 def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image: str,
-                     cache_volume: str | None = None, network: str = "bridge") -> str:
+                     cache_volume: str | None = None, network: str = "bridge",
+                     labels: dict[str, str] | None = None) -> str:
     """Create (not start) a container running `sleep infinity` from `image` under `c`; returns its id.
 
     `cache_volume`: the sandbox's own overlay over `c.cache_dir` (layered mode), mounted at /cache.
@@ -78,7 +80,7 @@ def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image:
         "command": ["sleep", "infinity"],
         "working_dir": c.workdir,
         "environment": container_env(c),
-        "labels": {LABEL: "1", KIND_LABEL: "sandbox", **c.labels},
+        "labels": {LABEL: "1", KIND_LABEL: "sandbox", **c.labels, **(labels or {})},
     }
     try:
         return api.create_container(image, host_config=host_config, **spec)["Id"]
@@ -96,4 +98,30 @@ def container_env(c: DockerSandboxConfig) -> dict[str, str]:
         env |= dict.fromkeys(CA_ENV, CA_PATH)
     if c.cache_dir:
         env |= {"UV_CACHE_DIR": "/cache/uv", "PIP_CACHE_DIR": "/cache/pip", "UV_LINK_MODE": "copy"}
+        env |= go_cache_env(c.cache_mode) | cargo_cache_env()
     return env | c.env
+
+
+GO_MODULE_CACHE = "/cache/go/mod"
+GO_PROXY = "https://proxy.golang.org,direct"
+
+
+def go_cache_env(mode: str) -> dict[str, str]:
+    """Go's caches under /cache. The build cache is scratch there. Modules must end up in the image (tests
+    run offline from it), so a layered sandbox keeps its own module cache and reads the shared one as the
+    first module proxy; a trusted (shared) sandbox downloads into the shared one itself."""
+    env = {"GOCACHE": "/cache/go/build"}
+    if mode == "shared":
+        return env | {"GOMODCACHE": GO_MODULE_CACHE}
+    return env | {"GOPROXY": f"file://{GO_MODULE_CACHE}/cache/download,{GO_PROXY}"}
+
+
+CARGO_HOME_CACHE = "/cache/cargo"
+
+
+def cargo_cache_env() -> dict[str, str]:
+    """Cargo's registry (index and .crate downloads) under /cache, in both modes: a layered sandbox reads the
+    shared one and its own downloads vanish with it, a trusted one fills it. The crates a build needs still
+    end up in the image: the Rust ecosystem vendors them (`cargo vendor` into the image, a `[source]`
+    replacement in /.cargo/config.toml), so an offline sandbox without /cache builds from the image alone."""
+    return {"CARGO_HOME": CARGO_HOME_CACHE}

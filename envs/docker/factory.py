@@ -20,7 +20,8 @@ def _quote(value: str) -> str:
 class BaseImages(Protocol):
     """`envs.baseimage.ensure_base_image`, passed in (that module builds on this package)."""
 
-    def __call__(self, *, python: str, log: Callable[[str], None] | None = None) -> str: ...
+    def __call__(self, *, python: str, log: Callable[[str], None] | None = None,
+                 packages: tuple[str, ...] = ()) -> str: ...
 
 
 class DockerFactory:
@@ -34,11 +35,13 @@ class DockerFactory:
         self.cache_dir = cache_dir
         self.base_images = base_images
 
-    def base_image(self, python: str, log: Callable[[str], None] | None = None) -> str:
+    def base_image(self, python: str, log: Callable[[str], None] | None = None, *,
+                   packages: tuple[str, ...] = ()) -> str:
+        """The base image for `python` with the Debian `packages` added, from `base_images`."""
         if self.base_images is None:
             msg = "this DockerFactory was made without base images (pass base_images=ensure_base_image)"
             raise EnvError(msg)
-        return self.base_images(python=python, log=log)
+        return self.base_images(python=python, log=log, packages=tuple(packages))
 
     def sandbox(self, image: str, *, network: bool, env: Mapping[str, str] | None = None,
                 cache: bool = False, trusted: bool = False) -> DockerSandbox:

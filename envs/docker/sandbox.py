@@ -41,6 +41,7 @@ forking may be impossible at that point."""
 
 
 RESOLV_SAVED = "/var/tmp/.autoinstall-resolv.conf"
+INSTANCE_LABEL = "autoinstall.sandbox"
 
 
 class DockerSandbox:
@@ -57,6 +58,9 @@ class DockerSandbox:
         self._image_env: list[str] = []
         self.limit_error: str | None = None
         self._cache_layer: tuple[str, Path] | None = None
+        self._instance = {INSTANCE_LABEL: uuid.uuid4().hex}
+        """On every container of this sandbox: what `stop` removes even when an interrupt (SIGTERM, Ctrl-C)
+        came between the engine creating a container and this object learning its id."""
         self._base_size = 0
         self.committed = 0
         """Bytes this sandbox's snapshots added to its image: what earlier steps of the build wrote. The
@@ -90,9 +94,13 @@ class DockerSandbox:
         """Remove the container; idempotent."""
         self._halt_watchdog()
         cid, self._cid = self._cid, None
-        if cid and self._client:
-            with self._engine("stop"), suppress(docker.errors.NotFound):
-                self._client.api.remove_container(cid, force=True, v=True)
+        if self._client:
+            label = "=".join(next(iter(self._instance.items())))
+            with self._engine("stop"):
+                found = [c["Id"] for c in self._client.api.containers(all=True, filters={"label": label})]
+                for leftover in dict.fromkeys([*([cid] if cid else []), *found]):
+                    with suppress(docker.errors.NotFound):
+                        self._client.api.remove_container(leftover, force=True, v=True)
         layer, self._cache_layer = self._cache_layer, None
         if layer and self._client:
             with self._engine("stop"):
@@ -135,7 +143,7 @@ class DockerSandbox:
         size = int(api.inspect_image(image).get("Size") or 0) if image != self.config.image else self._base_size
         self.committed = max(0, size - self._base_size)
         self._net = sandbox_network(api, self.config.base_url)
-        self._cid = cid = create_container(self._client, self.config, image, volume, self._net)
+        self._cid = cid = create_container(self._client, self.config, image, volume, self._net, self._instance)
         if not self._network:
             api.disconnect_container_from_network(cid, self._net)
         api.start(cid)

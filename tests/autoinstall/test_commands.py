@@ -71,14 +71,14 @@ def test_quiet_shows_nothing_and_nothing_logged_leaves_no_file(tmp_path: Path) -
 
 
 def test_the_docker_factory_passes_the_cli_logger_to_base_images(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[tuple[str, object]] = []
+    calls: list[tuple[str, object, tuple[str, ...]]] = []
     monkeypatch.setattr("envs.baseimage.ensure_base_image",
-                        lambda *, python, log=None: calls.append((python, log)) or "base:tag")
+                        lambda *, python, log=None, packages=(): calls.append((python, log, packages)) or "base:tag")
     lines: list[str] = []
     factory = docker_factory(log=lines.append)
-    assert factory.base_image("3.11") == "base:tag" and calls[-1] == ("3.11", lines.append)
-    factory.base_image("3.13", log=print)
-    assert calls[-1] == ("3.13", print)
+    assert factory.base_image("3.11") == "base:tag" and calls[-1] == ("3.11", lines.append, ())
+    factory.base_image("3.13", log=print, packages=("golang-go",))
+    assert calls[-1] == ("3.13", print, ("golang-go",))
 
 
 @pytest.mark.parametrize(("args", "shown", "hidden"), [([], 4, "package-7"), (["--verbose"], 300, "")])

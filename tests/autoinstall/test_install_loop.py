@@ -145,7 +145,7 @@ def test_an_unknown_failure_is_reported_with_its_step_and_evidence() -> None:
 
 def test_service_backed_tests_are_deselected_and_the_rest_verify() -> None:
     def behaviour(sb: World, cmd: str, env: dict) -> ExecResult | bytes:
-        if "pytest" in cmd:
+        if "--junitxml" in cmd:  # a test run (the step that installs the server never makes it answer here)
             db_msg = "" if "--ignore=tests/test_db.py" in cmd else (
                 "OperationalError: connection to server at localhost port 5432 failed: Connection refused")
             return junit(("test_a::test_one", ""), ("test_a::test_two", ""), ("test_db::test_query", db_msg))

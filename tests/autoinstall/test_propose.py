@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from autoinstall.ecosystems.python.pypi_names import distribution_for, requirement_name
+from autoinstall.ecosystems.services import START
 from autoinstall.plan.models import ModelError, PriorModel, get_model
 from autoinstall.plan.models.embedded import EmbeddedModel
 from autoinstall.survey import survey
@@ -29,7 +30,10 @@ EXPECTED = {
     "c_extension_needs_dev_package": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "import_name_differs": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "uninstallable_dependency": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
-    "service_backed": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
+    "service_backed": ("uv pip install -e '.[test]'", [], f"{START} && python -m pytest tests"),
+    "service_postgres": ("uv pip install -e '.[test]'", [], f"{START} && export NOTES_DB_HOST=127.0.0.1 "
+                         "NOTES_DB_NAME=notes_test NOTES_DB_PASSWORD=secret NOTES_DB_USER=notes && "
+                         "python -m pytest tests"),
     "no_tests": ("uv pip install -e .", [], None),
     "hostile_network_probe": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "hostile_cache_poison": ("uv pip install -e '.[test]'", [], "python -m pytest"),
@@ -47,6 +51,8 @@ EXPECTED = {
         [],
         "python -m pytest tests",
     ),
+    "go_module": ("go build -buildvcs=false ./...", [], "go test -json -count=1 -vet=off ./..."),
+    "rust_crate": ("cargo test --no-run --offline", [], "cargo test --no-fail-fast --offline"),
 }
 
 
@@ -80,7 +86,8 @@ def test_fixture_plan(case: str) -> None:
         )
     assert not any("pip install " + case in c for c in commands)  # never the PyPI release
     assert plan.test_command == test_command
-    assert plan.test_runner == ("pytest" if test_command else "none")
+    runner = {"go": "go", "rust": "cargo"}.get(plan.ecosystem, "pytest")  # each ecosystem's own runner
+    assert plan.test_runner == (runner if test_command else "none")
     for step in plan.steps:
         assert step.why and step.evidence, step
         assert all((REPOS / case / e.file).exists() for e in step.evidence), step
@@ -173,7 +180,7 @@ def test_entrypoint_checks_are_optional() -> None:
 
 
 def test_notes_for_services_and_undeclared_imports() -> None:
-    assert any("postgres" in n for n in _plan(REPOS / "service_backed").notes)
+    assert any("postgresql run inside the environment" in n for n in _plan(REPOS / "service_backed").notes)
     assert any("yaml (-> PyYAML" in n for n in _plan(REPOS / "import_name_differs").notes)
     assert any("nothing to install" in n for n in _plan(REPOS / "no_build_files").notes)
 
@@ -216,3 +223,27 @@ def test_requirement_name() -> None:
     assert requirement_name("PyYAML>=5; python_version > '3'") == "pyyaml"
     assert requirement_name("zope.interface[test]") == "zope-interface"
     assert requirement_name("-r x.txt") is None and requirement_name(".[test]") is None
+
+
+def test_ci_services_become_one_install_step_that_provisions_what_ci_names() -> None:
+    plan = _plan(REPOS / "service_postgres")
+    step = next(s for s in plan.steps if START in s.command)
+    assert step.kind == "system" and plan.steps.index(step) == 0 and step.evidence[0].file == ".github/workflows/ci.yml"
+    assert "--no-install-recommends postgresql\n" in step.command
+    assert "CREATE ROLE \"notes\" SUPERUSER LOGIN" in step.command and "-O notes notes_test" in step.command
+    tests = next(c for c in plan.checks if c.kind == "tests")
+    assert tests.command == plan.test_command
+    collect = next(c for c in plan.checks if c.kind == "collect")
+    assert START not in collect.command
+
+
+def test_a_ci_service_debian_does_not_package_is_noted_not_installed(tmp_path: Path) -> None:
+    root = _write(tmp_path, {
+        "pyproject.toml": '[project]\nname = "m"\nversion = "0"\n',
+        "tests/test_m.py": "def test_m():\n    pass\n",
+        ".github/workflows/t.yml": "jobs:\n  t:\n    env:\n      MONGO_URL: mongodb://mongo:27017/x\n"
+                                   "    services:\n      mongo:\n        image: mongo:7\n"
+                                   "    steps:\n      - run: pytest\n"})
+    plan = _plan(root)
+    assert not any(START in s.command for s in plan.steps) and START not in (plan.test_command or "")
+    assert any("mongo" in n and "Debian does not package" in n for n in plan.notes)

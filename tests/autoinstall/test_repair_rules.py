@@ -1,15 +1,21 @@
 from autoinstall.ecosystems.base import FailedTest, RepairContext
 from autoinstall.ecosystems.python.diagnosis import diagnose
 from autoinstall.ecosystems.python.repairs import repair
-from envs.spec import Plan, Step
+from autoinstall.ecosystems.services import PYTEST_PLUGIN, SERVICES, START, START_D, install_command
+from envs.spec import Plan, Repair, Step
 
 INSTALL = Step(command="uv pip install -e '.[test]'", why="install the checkout", kind="project")
+TESTS = Step(command="<tests>", why="run the test suite")
 
 
 def ctx(output: str, *, phase: str = "install", failing: Step = INSTALL, python: str = "3.11",
-        **kw: object) -> RepairContext:
-    return RepairContext(plan=Plan(steps=[failing]), failing=failing, phase=phase, output=output,
+        plan: Plan | None = None, **kw: object) -> RepairContext:
+    return RepairContext(plan=plan or Plan(steps=[failing]), failing=failing, phase=phase, output=output,
                          diagnosis=diagnose(output), python=python, available_pythons=["3.11", "3.13"], **kw)
+
+
+STARTED = Plan(test_command=f"{START} && python -m pytest tests")
+"""A plan whose test command already starts the services (the proposal saw them in CI)."""
 
 
 def test_missing_header_installs_the_debian_dev_package_first() -> None:
@@ -61,14 +67,47 @@ def test_vcs_version_sets_env_once() -> None:
                       env={"SETUPTOOLS_SCM_PRETEND_VERSION": "0.0.0"})) is None
 
 
-def test_service_backed_tests_are_deselected_with_reason() -> None:
+def test_a_refused_known_service_is_installed_then_started_then_deselected_as_a_last_resort() -> None:
     failed = [FailedTest(test_id="tests/test_db.py::test_query",
                          message="psycopg2.OperationalError: port 5432 failed: Connection refused"),
               FailedTest(test_id="tests/test_x.py::test_math", message="assert 1 == 2")]
-    r = repair(ctx("port 5432 failed: Connection refused", phase="tests", failing=Step(command="<tests>", why=""),
-                   failed_tests=failed))
-    assert r is not None and r.kind == "deselect" and r.tests == ["tests/test_db.py::test_query"]
-    assert "postgresql" in r.reason
+    out = "port 5432 failed: Connection refused"
+    plan = Plan(test_command="python -m pytest tests")
+    install = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed, plan=plan))
+    assert install is not None and install.kind == "insert_before" and install.step is not None
+    assert install.step.kind == "system" and "install -y -qq --no-install-recommends postgresql\n" in install.step.command
+    assert f"{START_D}/postgresql " in install.step.command and f"{PYTEST_PLUGIN}.py" in install.step.command
+    start = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed, plan=plan, tried=[install]))
+    assert start is not None and (start.kind, start.args) == ("test_args", f"-p {PYTEST_PLUGIN}")
+    plan = Plan(test_command=f"python -m pytest tests -p {PYTEST_PLUGIN}")
+    last = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed, plan=plan, tried=[install, start]))
+    assert last is not None and last.kind == "deselect" and last.tests == ["tests/test_db.py::test_query"]
+    assert "postgresql" in last.reason and "still could not connect" in last.reason
+
+
+def test_a_service_debian_does_not_package_is_deselected_with_that_reason() -> None:
+    msg = "pymongo.errors.ServerSelectionTimeoutError: localhost:27017: [Errno 111] Connection refused"
+    failed = [FailedTest(test_id="tests/test_m.py::test_find", message=msg)]
+    r = repair(ctx(msg, phase="tests", failing=TESTS, failed_tests=failed))
+    assert r is not None and r.kind == "deselect" and "mongodb" in r.reason and "Debian does not package" in r.reason
+
+
+def test_a_service_whose_install_failed_is_deselected_with_that_reason() -> None:
+    msg = "redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused."
+    failed = [FailedTest(test_id="tests/test_cache.py::test_set", message=msg)]
+    install = repair(ctx(msg, phase="tests", failing=TESTS, failed_tests=failed))
+    assert install is not None and install.step is not None and "redis-server" in install.step.command
+    skipped = Repair(kind="skip", step=install.step, reason="apt failed")
+    r = repair(ctx(msg, phase="tests", failing=TESTS, failed_tests=failed, tried=[install, skipped]))
+    assert r is not None and r.kind == "deselect" and "could not install" in r.reason
+
+
+def test_a_service_the_plan_already_runs_is_not_installed_again() -> None:
+    msg = "connection to server at \"localhost\" (127.0.0.1), port 5432 failed: Connection refused"
+    failed = [FailedTest(test_id="tests/test_db.py::test_q", message=msg)]
+    plan = STARTED.model_copy(update={"steps": [Step(command=install_command([SERVICES["postgresql"]]), why="")]})
+    r = repair(ctx(msg, phase="tests", failing=TESTS, failed_tests=failed, plan=plan))
+    assert r is not None and r.kind == "deselect"
 
 
 def test_unknown_failures_give_up() -> None:
@@ -89,7 +128,8 @@ def test_service_deselection_collapses_files_whose_tests_all_need_it() -> None:
     failed.append(FailedTest(test_id="tests/test_mixed.py::test_db", message=msg))
     all_ids = [f.test_id for f in failed] + ["tests/test_mixed.py::test_pure", "tests/test_pure.py::test_x"]
     r = repair(ctx(msg, phase="tests", failing=Step(command="<tests>", why=""), failed_tests=failed,
-                   test_ids=all_ids))
+                   test_ids=all_ids, plan=STARTED, tried=[Repair(kind="skip", reason="apt failed", step=Step(
+                       command=install_command([SERVICES["postgresql"]]), why=""))]))
     assert r is not None and r.tests == ["tests/test_db.py", "tests/test_mixed.py::test_db"]
 
 
@@ -118,8 +158,6 @@ def test_deprecations_turned_into_errors_are_ignored_by_test_options() -> None:
     assert r is not None and r.kind == "test_args" and r.args is not None and "ignore::DeprecationWarning" in r.args
 
 
-TESTS = Step(command="<tests>", why="run the test suite")
-
 
 def test_only_a_name_the_index_does_not_have_is_stubbed() -> None:
     missing = repair(ctx("Because nonexistent-dep-xyz was not found in the package registry and demo depends"))
@@ -140,7 +178,7 @@ def test_network_off_symptoms_mean_the_internet_not_a_service() -> None:
     assert web is not None and web.kind == "deselect" and web.tests == ["tests/test_web.py::test_get"]
     assert "need the internet" in web.reason
     db = repair(ctx(failed[1].message, phase="tests", failing=TESTS, failed_tests=failed, test_ids=ids))
-    assert db is not None and db.tests == ["tests/test_db.py"] and "postgresql" in db.reason
+    assert db is not None and db.step is not None and "postgresql" in db.step.command  # run it, not deselect
 
 
 def test_tests_that_use_a_stub_are_deselected_with_the_distribution_named() -> None:

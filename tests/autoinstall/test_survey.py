@@ -38,6 +38,8 @@ def test_every_fixture_states_its_expected_outcome(case: str) -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_every_fact_has_evidence_pointing_into_the_repo(case: str) -> None:
     facts = _facts(case)
+    if not isinstance(facts, RepoFacts):  # another ecosystem's facts (go_module: tests/autoinstall/test_go.py)
+        pytest.skip(f"{facts.ecosystem} facts are checked by that ecosystem's tests")
     evidence = [r.evidence for r in facts.dependencies] + [c.evidence for c in facts.commands]
     evidence += [
         r.evidence for x in facts.extras + facts.dependency_groups + facts.tool_groups for r in x.requirements
@@ -294,3 +296,28 @@ def test_tox_substitutions_are_expanded_not_cut() -> None:
     assert tox_substitute("pytest {env:PYTEST_ADDOPTS:-x} {toxinidir}/tests {posargs:-q}") == "pytest -x ./tests -q"
     assert tox_substitute("{envpython} -m pytest {tox_root}/src {posargs}") == "python -m pytest ./src"
     assert tox_substitute("pytest {env:NOPE} tests") == "pytest tests"
+
+
+def test_services_keep_their_container_env_and_the_literal_env_of_the_job(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            ".github/workflows/tests.yml": "env:\n  TOP: '1'\njobs:\n  t:\n    env:\n      APP_DB: app\n"
+            "      PY: ${{ matrix.python }}\n    services:\n      pg:\n        image: postgres:16\n"
+            "        env:\n          POSTGRES_DB: app\n    steps:\n      - run: pytest\n        env:\n"
+            "          APP_DB_HOST: pg\n",
+            ".gitlab-ci.yml": "variables:\n  CACHE_URL: redis://cache:6379/0\n"
+            "test:\n  services:\n    - name: redis:7\n      alias: cache\n  script:\n    - pytest\n",
+        },
+    )
+    facts = survey(tmp_path)
+    pg, redis = facts.services
+    assert (pg.name, pg.env) == ("pg", {"POSTGRES_DB": "app"})
+    assert pg.client_env == {"TOP": "1", "APP_DB": "app", "APP_DB_HOST": "pg"}  # expressions are dropped
+    assert (redis.name, redis.image, redis.client_env) == ("cache", "redis:7", {"CACHE_URL": "redis://cache:6379/0"})
+
+
+def test_service_fixture_records_what_ci_gives_the_postgres_container() -> None:
+    service = _facts("service_postgres").services[0]
+    assert service.env == {"POSTGRES_USER": "notes", "POSTGRES_PASSWORD": "secret", "POSTGRES_DB": "notes_test"}
+    assert service.client_env["NOTES_DB_HOST"] == "localhost"

@@ -1,7 +1,8 @@
 """The Python ecosystem: pyproject/setup/tox/nox/requirements survey, the embedded rules, name maps, stubs.
 
 Files: `survey/` (RepoFacts from the repository's files), `proposal/` (facts -> plan: deps, interpreter
-and Debian packages, test command and checks), `diagnosis.py` + `repairs.py` (failure -> fix),
+and Debian packages, services CI starts (run here through autoinstall/ecosystems/services.py), test command
+and checks), `diagnosis.py` + `repairs.py` (failure -> fix),
 `pypi_names.py`, `pytest_plugins.py`, `imports.py` (name maps and import extraction), `stubs.py`.
 """
 from __future__ import annotations

@@ -4,10 +4,11 @@ from __future__ import annotations
 import re
 
 from autoinstall.ecosystems.python.pypi_names import NAMESPACES
+from autoinstall.ecosystems.services import PORTS
 from envs.spec import Diagnosis, DiagnosisKind
 
-SERVICE_PORTS = {"5432": "postgresql", "3306": "mysql", "6379": "redis", "5672": "rabbitmq",
-                 "27017": "mongodb", "11211": "memcached", "9200": "elasticsearch"}
+SERVICE_PORTS = {**PORTS, "27017": "mongodb", "9200": "elasticsearch"}
+"""Well-known service ports: those the environment can run (autoinstall/ecosystems/services.py) and others."""
 
 NETWORK_OFF = re.compile(
     r"Temporary failure in name resolution|Name or service not known|No address associated with hostname|"

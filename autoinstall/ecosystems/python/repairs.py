@@ -9,8 +9,10 @@ from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import package_for
 from autoinstall.ecosystems.python.diagnosis import NETWORK_OFF, STUB_USED, local_service, missing_modules
 from autoinstall.ecosystems.python.index import on_index
+from autoinstall.ecosystems.python.proposal.services import service_step
 from autoinstall.ecosystems.python.pypi_names import distribution_for
 from autoinstall.ecosystems.python.pytest_plugins import plugin_for_ini, plugin_for_marker, plugin_for_option
+from autoinstall.ecosystems.services import PYTEST_PLUGIN, START, START_D, ServiceKind, service_named
 from envs.spec import Evidence, Repair, Step
 
 APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
@@ -123,13 +125,53 @@ def _whole_files(tests: list[str], all_tests: list[str]) -> list[str]:
 
 
 def _service(ctx: RepairContext) -> Repair | None:
+    """Run the service the tests could not reach in the environment; deselect them only when it cannot be."""
     needing = [t.test_id for t in ctx.failed_tests
                if SERVICE_FAILURE.search(t.message) or (NETWORK_OFF.search(t.message) and local_service(t.message))]
     if not needing:
         return None
+    name = ctx.diagnosis.subject
+    kind = service_named(name)
+    if kind is None:
+        why = "which Debian does not package, so the environment cannot run it"
+    else:
+        run = _run_service(ctx, kind)
+        if run is not None:
+            return run
+        why = ("which the environment could not install (its install step failed)" if _service_skipped(ctx, kind)
+               else "which the environment installs and starts, but the tests still could not connect")
     return Repair(kind="deselect", tests=_whole_files(needing, ctx.test_ids),
-                  reason=f"these tests need a running {ctx.diagnosis.subject} service, which the environment "
-                         "does not provide")
+                  reason=f"these tests need a running {name} service, {why}")
+
+
+def _service_steps(ctx: RepairContext, kind: ServiceKind) -> list[Step]:
+    """Steps already planned or tried that install `kind`."""
+    tried = [r.step for r in ctx.tried if r.step is not None]
+    return [s for s in [*ctx.plan.steps, *tried] if f"{START_D}/{kind.name} " in s.command]
+
+
+def _service_skipped(ctx: RepairContext, kind: ServiceKind) -> bool:
+    """The step that installs `kind` failed and was left out."""
+    return any(r.kind == "skip" and r.step is not None and f"{START_D}/{kind.name} " in r.step.command
+               for r in ctx.tried)
+
+
+def _run_service(ctx: RepairContext, kind: ServiceKind) -> Repair | None:
+    """Install the service (once); then make the test command start it (once); None when both are done."""
+    command = ctx.plan.test_command or ""
+    pytest = ctx.plan.test_runner == "pytest"
+    if not _service_steps(ctx, kind):
+        step = service_step([kind], {}, f"the tests connect to {kind.name} on this machine: run it here from "
+                            f"Debian ({' '.join(kind.packages)})", [Evidence(file="<output>",
+                                                                              text=ctx.diagnosis.evidence)],
+                            plugin=pytest)
+        return Repair(kind="insert_before", step=step,
+                      reason=f"{ctx.diagnosis.describe()} -> run {kind.name} in the environment")
+    if _service_skipped(ctx, kind) or START in command or PYTEST_PLUGIN in command or not pytest:
+        return None
+    # The loop can append to the test command but not prefix it: a plugin runs the start script instead.
+    return Repair(kind="test_args", args=f"-p {PYTEST_PLUGIN}",
+                  reason=f"start {kind.name} before the tests (pytest plugin {PYTEST_PLUGIN} runs {START})")
 
 
 def _needs_network(ctx: RepairContext) -> Repair | None:

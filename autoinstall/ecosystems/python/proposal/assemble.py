@@ -10,10 +10,12 @@ import shlex
 from pathlib import Path
 
 from autoinstall.ecosystems.python.proposal.deps import TOOLS, Selection, declared_names, select
+from autoinstall.ecosystems.python.proposal.services import plan_services
 from autoinstall.ecosystems.python.proposal.system import choose_python, system_step
 from autoinstall.ecosystems.python.proposal.testcmd import checks, choose_tests
 from autoinstall.ecosystems.python.pypi_names import distribution_for, normalize, requirement_name
 from autoinstall.ecosystems.python.survey.facts import RepoFacts, Requirement
+from autoinstall.ecosystems.services import with_services
 from envs.spec import Evidence, Plan, Step
 
 VCS_ENV = {
@@ -144,6 +146,9 @@ def propose_plan(facts: RepoFacts, repo: Path, pythons: tuple[str, ...] = ("3.11
     sel = select(facts)
     tests = choose_tests(facts, repo)
     notes += tests.notes
+    services = plan_services(facts)
+    if services.step and tests.command:
+        tests.command = with_services(tests.command, services.env)
     test_reqs = _test_requirements(facts, sel, tests.runner)
     declared = declared_names(facts, sel) | {requirement_name(r.spec) or "" for r in test_reqs}
     declared.add(normalize(facts.project_name or "-"))
@@ -193,10 +198,8 @@ def propose_plan(facts: RepoFacts, repo: Path, pythons: tuple[str, ...] = ("3.11
         + [r for x in facts.extras if x.name in sel.extras for r in x.requirements]
         + [r for f in facts.requirements_files if f.path in sel.requirement_files for r in f.requirements]
     )
-    system = system_step(facts, all_specs)
-    if system:
-        steps.insert(0, system)
-    notes += _context_notes(facts)
+    steps[:0] = [s for s in (system_step(facts, all_specs), services.step) if s]
+    notes += services.notes + _context_notes(facts)
     if not steps:
         notes.append("nothing to install: no build files, requirements or third-party imports")
     return Plan(
@@ -210,11 +213,7 @@ def propose_plan(facts: RepoFacts, repo: Path, pythons: tuple[str, ...] = ("3.11
 
 
 def _context_notes(facts: RepoFacts) -> list[str]:
-    notes = [
-        f"CI starts a {s.name} service ({s.image}) for the tests: tests that need it will fail to connect "
-        f"and should be deselected with that reason"
-        for s in facts.services
-    ]
+    notes = []
     if facts.c_extensions:
         notes.append(
             "compiled code (" + ", ".join(c.name for c in facts.c_extensions[:3]) + "): headers or "

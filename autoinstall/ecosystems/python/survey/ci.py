@@ -22,10 +22,26 @@ def _image(value: Any) -> str:
     return str(value or "")
 
 
-def _add_service(files: RepoFiles, facts: RepoFacts, rel: str, name: str, image: str) -> None:
+def _literal_env(*blocks: Any) -> dict[str, str]:
+    """`env:`/`variables:` mappings merged in order, keeping literal scalar values only (no `${{ }}`)."""
+    out: dict[str, str] = {}
+    for block in blocks:
+        for key, value in block.items() if isinstance(block, dict) else []:
+            if isinstance(value, dict):
+                value = value.get("value")  # GitLab's {value:, description:} form
+            if isinstance(value, (str, int, float)) and not isinstance(value, bool) and "${{" not in str(value):
+                out[str(key)] = str(value)
+    return out
+
+
+def _add_service(files: RepoFiles, facts: RepoFacts, rel: str, name: str, conf: Any,
+                 client_env: dict[str, str]) -> None:
+    image = _image(conf)
     if image and not any(s.name == name and s.image == image for s in facts.services):
+        env = _literal_env(conf.get("env") or conf.get("variables")) if isinstance(conf, dict) else {}
         facts.services.append(
-            Service(name=name, image=image, evidence=files.evidence(rel, image.split(":")[0]))
+            Service(name=name, image=image, evidence=files.evidence(rel, image.split(":")[0]), env=env,
+                    client_env=client_env)
         )
 
 
@@ -39,8 +55,11 @@ def _github(files: RepoFiles, facts: RepoFacts) -> None:
             if not isinstance(job, dict):
                 continue
             services = job.get("services") if isinstance(job.get("services"), dict) else {}
+            client_env = _literal_env(data.get("env"), job.get("env"),
+                                      *[s.get("env") for s in job.get("steps") or [] if isinstance(s, dict)]
+                                      if isinstance(job.get("steps"), list) else [])
             for name, conf in services.items():
-                _add_service(files, facts, rel, str(name), _image(conf))
+                _add_service(files, facts, rel, str(name), conf, client_env)
             after = files.line_of(rel, f"{job_name}:")
             for step in job.get("steps") or [] if isinstance(job.get("steps"), list) else []:
                 if isinstance(step, dict) and isinstance(step.get("run"), str):
@@ -61,9 +80,11 @@ def _gitlab_travis(files: RepoFiles, facts: RepoFacts) -> None:
                     if isinstance(line, str):
                         add_script(files, facts, rel, line, "ci", str(name))
             services = job.get("services")
+            client_env = _literal_env(data.get("variables"), data.get("env"), job.get("variables"), job.get("env"))
             for service in services if isinstance(services, list) else []:
                 image = _image(service)
-                _add_service(files, facts, rel, image.split(":")[0].split("/")[-1], image)
+                name = service.get("alias") if isinstance(service, dict) and service.get("alias") else image
+                _add_service(files, facts, rel, str(name).split(":")[0].split("/")[-1], service, client_env)
         apt = ((data.get("addons") or {}).get("apt") or {}) if isinstance(data.get("addons"), dict) else {}
         for package in apt.get("packages", []) if isinstance(apt, dict) else []:
             facts.apt_packages.append(Named(name=str(package), evidence=files.evidence(rel, str(package))))

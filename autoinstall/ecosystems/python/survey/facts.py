@@ -104,6 +104,10 @@ class Service(BaseModel):
     name: str
     image: str
     evidence: Evidence
+    env: dict[str, str] = Field(default_factory=dict)
+    """The variables CI gives the service container (POSTGRES_DB, MYSQL_USER, ...)."""
+    client_env: dict[str, str] = Field(default_factory=dict)
+    """The literal variables of the job (and workflow) that runs the tests against it."""
 
 
 class EntryPoint(BaseModel):

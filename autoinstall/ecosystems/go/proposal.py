@@ -1,0 +1,69 @@
+"""Go facts -> plan: cgo's Debian packages, `go mod download`, a build, and `go test -json` for the tests."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from autoinstall.ecosystems.debian_names import HEADERS
+from autoinstall.ecosystems.go.survey import GoFacts
+from envs.spec import Check, Evidence, Plan, Step
+
+APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
+BUILD = "go build -buildvcs=false ./..."
+"""Compiles every package (VCS stamping off: the checkout may have no usable .git)."""
+TEST = "go test -json -count=1 -vet=off ./..."
+"""Per-test events; never a cached result (both verification runs really run); no vet checks (a newer Go's
+vet would fail tests the project's own Go passes)."""
+LIST = "go test -list '^(Test|Example|Fuzz)' -vet=off ./..."
+"""Compiles every test binary and names the tests without running them: Go's collection."""
+
+
+def _system_step(facts: GoFacts) -> Step | None:
+    """Debian -dev packages for the headers cgo preambles include, when the name map knows them."""
+    wanted = {HEADERS[e.text]: e for e in facts.cgo_headers if e.text in HEADERS}
+    if not wanted:
+        return None
+    return Step(command=f"{APT} {' '.join(sorted(wanted))}", kind="system",
+                why="cgo code includes headers these packages provide", evidence=list(wanted.values())[:5])
+
+
+def _toolchain_note(facts: GoFacts, image_go: str) -> list[str]:
+    wanted = facts.toolchain or (f"go{facts.go_version}" if facts.go_version else "")
+    if wanted and _newer(wanted.removeprefix("go"), image_go):
+        return [f"go.mod asks for {wanted}, newer than the image's Go {image_go}: GOTOOLCHAIN is repaired in"]
+    return []
+
+
+def _newer(version: str, than: str) -> bool:
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(p) if p.isdigit() else 0 for p in v.split("rc")[0].split("beta")[0].split("."))
+    return key(version) > key(than)
+
+
+def propose_plan(facts: GoFacts, repo: Path, python: str, image_go: str) -> Plan:
+    """At most four steps and the checks (an offline build, the tests) for a Go module."""
+    steps: list[Step] = []
+    if (system := _system_step(facts)) is not None:
+        steps.append(system)
+    where = facts.module_evidence or Evidence(file="go.mod", line=1, text="go.mod")
+    if facts.requires and not facts.vendored:
+        steps.append(Step(command="go mod download", kind="other", evidence=[facts.requires[0].evidence],
+                          why=f"fetch the {len(facts.requires)} required modules (go.sum pins them) "
+                              "through the module proxy"))
+    steps.append(Step(command=BUILD, kind="project", evidence=[where],
+                      why="compile every package of the module (downloads anything still missing)"))
+    test_command = TEST if facts.test_packages else None
+    checks = [Check(name="build", kind="import", command=BUILD,
+                    why="the module compiles offline from what the image holds")]
+    if test_command:
+        checks.append(Check(name="collect", kind="collect", command=LIST,
+                            why="the tests compile offline and go test names them"))
+        checks.append(Check(name="tests", kind="tests", command=test_command,
+                            why=f"{facts.test_files} _test.go files in {len(facts.test_packages)} packages"))
+    notes = [*facts.notes, *_toolchain_note(facts, image_go)]
+    notes += [f"CI runs: {e.text} ({e.file}:{e.line})" for e in facts.ci_tests[:3]]
+    if facts.cgo:
+        notes.append(f"cgo in {len(facts.cgo)} file(s), e.g. {facts.cgo[0].file}:{facts.cgo[0].line}")
+    if facts.vendored:
+        notes.append("vendor/modules.txt: builds use the vendored modules, nothing is downloaded")
+    return Plan(ecosystem="go", python=python, steps=steps, checks=checks, test_command=test_command,
+                test_runner="go" if test_command else "none", notes=notes)

@@ -1,0 +1,102 @@
+"""The embedded model's phase-2 rules for Go: a diagnosed failure -> one repair, or None to give up."""
+from __future__ import annotations
+
+from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.debian_names import package_for
+from autoinstall.ecosystems.go.diagnosis import NETWORK_OFF, SERVICE_REFUSED
+from autoinstall.ecosystems.go.proposal import APT
+from envs.spec import Evidence, Repair, Step
+
+
+def _step(command: str, why: str, kind: str, ctx: RepairContext) -> Step:
+    return Step(command=command, why=why, kind=kind,  # type: ignore[arg-type]
+                evidence=[Evidence(file="<output>", text=ctx.diagnosis.evidence)])
+
+
+def _toolchain(ctx: RepairContext) -> Repair | None:
+    """A `go` or `toolchain` line newer than the image's Go: that toolchain, from the module proxy."""
+    wanted = ctx.diagnosis.subject
+    if ctx.env.get("GOTOOLCHAIN") == wanted:
+        return None
+    return Repair(kind="set_env", env={"GOTOOLCHAIN": wanted},
+                  reason=f"the module needs {wanted}, newer than the image's Go: GOTOOLCHAIN fetches it "
+                         "from the Go module proxy")
+
+
+def _system_package(ctx: RepairContext) -> Repair | None:
+    if ctx.diagnosis.kind == "missing_tool" and ctx.diagnosis.subject.startswith("go1"):
+        return _toolchain(ctx)
+    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject)
+    if package is None:
+        return None
+    return Repair(kind="insert_before", reason=f"{ctx.diagnosis.describe()} -> Debian {package}",
+                  step=_step(f"{APT} {package}", f"provides {ctx.diagnosis.subject} (cgo)", "system", ctx))
+
+
+def _tidy(ctx: RepairContext) -> Repair | None:
+    """go.mod or go.sum out of date with the imports: let `go mod tidy` complete them (network on)."""
+    return Repair(kind="insert_before", reason=f"{ctx.diagnosis.describe()} -> go mod tidy",
+                  step=_step("go mod tidy", "go.mod/go.sum lack entries the imports need", "other", ctx))
+
+
+def _top_level(test_id: str) -> str:
+    """`pkg::TestX/sub` -> `pkg::TestX`: `go test -skip` leaves out whole top-level tests."""
+    package, _, name = test_id.partition("::")
+    return f"{package}::{name.split('/', 1)[0]}" if name else test_id
+
+
+def _whole_packages(tests: list[str], all_tests: list[str]) -> list[str]:
+    """Top-level test ids, with every package whose top-level tests all need it collapsed into the package
+    (a package is left out by path; a test name by -skip, which would match that name in every package)."""
+    top = {t for t in all_tests if "::" in t and "/" not in t.split("::", 1)[1]}
+    out = []
+    for test in tests:
+        package = test.split("::", 1)[0]
+        in_package = {t for t in top if t.startswith(package + "::")}
+        whole = in_package and in_package <= set(tests)
+        out.append(package if whole else test)
+    return list(dict.fromkeys(out))
+
+
+def _deselect(ctx: RepairContext) -> Repair | None:
+    """Tests whose own failure message shows a refused connection or no internet: left out, with reason."""
+    if ctx.phase != "tests":
+        return None
+    service = [t.test_id for t in ctx.failed_tests if SERVICE_REFUSED.search(t.message)]
+    network = [t.test_id for t in ctx.failed_tests if NETWORK_OFF.search(t.message)]
+    if not service and not network:
+        return None
+    tests = _whole_packages(list(dict.fromkeys(_top_level(t) for t in service + network)), ctx.test_ids)
+    where = ctx.diagnosis.subject if ctx.diagnosis.kind == "service_unavailable" else ""
+    why = [f"a service at {where or 'a local port'} that the environment does not run"] if service else []
+    why += ["the internet, and environments run their tests offline"] if network else []
+    return Repair(kind="deselect", tests=tests, reason="these tests need " + " and ".join(why))
+
+
+RULES = {
+    "missing_header": _system_package,
+    "missing_library": _system_package,
+    "missing_tool": _system_package,
+    "missing_module": _tidy,
+    "service_unavailable": _deselect,
+    "network_required": _deselect,
+}
+
+
+def _skip(ctx: RepairContext) -> Repair | None:
+    """Last resort for an auxiliary install step (`go mod download`, apt): the build says what it misses."""
+    if ctx.phase != "install" or ctx.failing.kind in ("project", "system"):
+        return None
+    return Repair(kind="skip", step=ctx.failing,
+                  reason=f"no fix known for {ctx.diagnosis.describe()}; this {ctx.failing.kind} step is not "
+                         "the build, so go on without it")
+
+
+def repair(ctx: RepairContext) -> Repair | None:
+    """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step; None
+    means give up."""
+    for rule in (RULES.get(ctx.diagnosis.kind), _skip):
+        proposal = rule(ctx) if rule else None
+        if proposal is not None and not ctx.already_tried(proposal):
+            return proposal
+    return None

@@ -1,0 +1,84 @@
+"""The embedded model's phase-2 rules for Rust: a diagnosed failure -> one repair, or None to give up."""
+from __future__ import annotations
+
+from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.debian_names import system_package_repair
+from autoinstall.ecosystems.rust.diagnosis import NETWORK_OFF, SERVICE_REFUSED, rustc_needed
+from autoinstall.ecosystems.rust.proposal import IMAGE_RUSTC, MSRV_AWARE
+from envs.spec import Evidence, Repair, Step
+
+MSRV_UPDATE = f"{MSRV_AWARE} cargo update"
+"""Re-resolve Cargo.lock to the newest versions this rustc can build (a dependency's MSRV too new)."""
+
+
+def _rustc(ctx: RepairContext) -> Repair | None:
+    """A crate needs a newer rustc than Debian's: re-resolve the lock MSRV-aware, once. Cargo names the
+    project's own rust-version the same way (`name@version requires rustc 1.90`), so that gets the one try
+    too; then, as for an edition this rustc lacks, nothing is left (no rustup downloads here): None, and the
+    build fails with the line naming the rustc it needs."""
+    crate, version = rustc_needed(ctx.diagnosis) or ("", "")
+    if not crate or "@" not in crate or ctx.failing.command.startswith(MSRV_UPDATE):
+        return None
+    step = Step(command=MSRV_UPDATE, kind="other",
+                why=f"{crate} needs rustc {version}, the image has {IMAGE_RUSTC}: pick versions it can build",
+                evidence=[Evidence(file="<output>", text=ctx.diagnosis.evidence)])
+    return Repair(kind="insert_before", step=step,
+                  reason=f"{ctx.diagnosis.describe()} -> cargo update, MSRV-aware (Cargo.lock changes)")
+
+
+def _system_package(ctx: RepairContext) -> Repair | None:
+    if rustc_needed(ctx.diagnosis):
+        return _rustc(ctx)
+    return system_package_repair(ctx, "a -sys crate's build script")
+
+
+def _unlock(ctx: RepairContext) -> Repair | None:
+    """Cargo.lock out of date with the manifests: run the failing step without --locked (the lock is updated
+    for the image and recorded as the pins)."""
+    if "--locked" not in ctx.failing.command:
+        return None
+    step = ctx.failing.model_copy(update={"command": ctx.failing.command.replace(" --locked", "")})
+    return Repair(kind="replace", step=step, reason="Cargo.lock is out of date with Cargo.toml -> update it")
+
+
+def _deselect(ctx: RepairContext) -> Repair | None:
+    """Tests whose own failure message shows a refused connection or no internet: left out, with reason."""
+    if ctx.phase != "tests":
+        return None
+    service = [t.test_id for t in ctx.failed_tests if SERVICE_REFUSED.search(t.message)]
+    network = [t.test_id for t in ctx.failed_tests if NETWORK_OFF.search(t.message)]
+    if not service and not network:
+        return None
+    why = ["a service that the environment does not run"] if service else []
+    why += ["the internet, and environments run their tests offline"] if network else []
+    return Repair(kind="deselect", tests=list(dict.fromkeys(service + network)),
+                  reason="these tests need " + " and ".join(why))
+
+
+RULES = {
+    "missing_header": _system_package,
+    "missing_library": _system_package,
+    "missing_tool": _system_package,
+    "missing_module": _unlock,
+    "service_unavailable": _deselect,
+    "network_required": _deselect,
+}
+
+
+def _skip(ctx: RepairContext) -> Repair | None:
+    """Last resort for an auxiliary install step (apt): the build says what it misses."""
+    if ctx.phase != "install" or ctx.failing.kind in ("project", "other"):
+        return None
+    return Repair(kind="skip", step=ctx.failing,
+                  reason=f"no fix known for {ctx.diagnosis.describe()}; this {ctx.failing.kind} step is not "
+                         "the build, so go on without it")
+
+
+def repair(ctx: RepairContext) -> Repair | None:
+    """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step; None
+    means give up."""
+    for rule in (RULES.get(ctx.diagnosis.kind), _skip):
+        proposal = rule(ctx) if rule else None
+        if proposal is not None and not ctx.already_tried(proposal):
+            return proposal
+    return None

@@ -1,0 +1,83 @@
+"""Running a test command and reading its results, by runner name: the builder's verifier, the runtime's
+reward and the exporters' scoring scripts all run tests this one way.
+
+Files, one per kind of runner: `pytest_runner.py` (JUnit XML per test, `--collect-only` counts),
+`go_runner.py` (`go test -json` events, `go test -list` counts), `summary.py` (unittest and custom runners,
+judged by their summary line and exit status), `junit.py` (the JUnit XML parser). A language adds a module
+and one entry in RUNNERS (and COLLECTORS when it can count its tests without running them).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Literal
+
+from envs.base import Sandbox
+from envs.spec import Deselection, Plan, TestRun
+from envs.testrun import cargo_runner, go_runner, pytest_runner, summary
+from envs.testrun.go_runner import go_test_command, parse_go_test_json
+from envs.testrun.junit import count, parse_junit
+from envs.testrun.pytest_runner import pytest_args, selection_args
+from envs.testrun.summary import parse_summary
+
+TestRunner = Literal["pytest", "unittest", "custom", "go", "cargo", "none"]
+Run = Callable[[Sandbox, str, list[Deselection], float, "dict[str, str] | None"], TestRun]
+Collect = Callable[[Sandbox, str, list[Deselection], float, "dict[str, str] | None"], "tuple[int | None, str]"]
+RUNNERS: dict[str, Run] = {"pytest": pytest_runner.run, "go": go_runner.run, "cargo": cargo_runner.run}
+"""How each runner is run and read; any other name (unittest, custom) is read from its summary line."""
+COLLECTORS: dict[str, Collect] = {"pytest": pytest_runner.collect, "go": go_runner.collect,
+                                   "cargo": cargo_runner.collect}
+"""Runners that can count a suite without running it, so that a `collect` check means something."""
+COLLECTING_RUNNERS = frozenset(COLLECTORS)
+DEFAULT_COMMANDS = {"pytest": "python -m pytest"}
+"""The runner run with nothing but its own configuration: what "the default collection" means."""
+_GO_TEST = re.compile(r"\bgo test\b")
+
+
+def collects(runner: str) -> bool:
+    """True when `runner` can collect tests without running them (its `collect` checks are meaningful)."""
+    return runner in COLLECTORS
+
+
+def test_command(plan: Plan) -> str | None:
+    """The command that runs the project's tests, from the plan."""
+    if plan.test_command:
+        return plan.test_command
+    return next((c.command for c in plan.checks if c.kind == "tests"), None)
+
+
+def run_tests(sandbox: Sandbox, command: str | None, runner: TestRunner, deselected: list[Deselection],
+              timeout_s: float, env: dict[str, str] | None = None) -> TestRun:
+    """Run a test command once in `sandbox` and collect per-test results.
+
+    Args:
+        sandbox: a started sandbox whose workdir holds the project.
+        command: the project's test command; None means there are no tests.
+        runner: how to run and read it (RUNNERS; unittest and custom: their summary line).
+        deselected: tests (ids) or files/packages left out, as the runner takes them.
+        timeout_s: the command's timeout.
+        env: extra environment variables for the command.
+    """
+    if command is None:
+        return TestRun(exit_code=5, collection_ok=False, output_tail="no test command")
+    return RUNNERS.get(runner, summary.run)(sandbox, command, deselected, timeout_s, env)
+
+
+def collect_count(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
+                  env: dict[str, str] | None = None, runner: str | None = None) -> tuple[int | None, str]:
+    """How many tests `command` collects with `deselected` left out, without running them.
+
+    `runner` defaults to "go" for a command that runs `go test`, else "pytest".
+
+    Returns:
+        (count, note): the count, or None with a note saying why it could not be read.
+    """
+    name = runner or ("go" if _GO_TEST.search(command) else "pytest")
+    if name not in COLLECTORS:
+        return None, f"the {name} runner cannot count tests without running them"
+    return COLLECTORS[name](sandbox, command, deselected, timeout_s, env)
+
+
+__all__ = ["COLLECTING_RUNNERS", "DEFAULT_COMMANDS", "RUNNERS", "TestRunner", "collect_count", "collects",
+           "count", "go_test_command", "parse_go_test_json", "parse_junit", "parse_summary", "pytest_args",
+           "run_tests", "selection_args", "test_command"]
