@@ -17,9 +17,11 @@ pytestmark = pytest.mark.docker
 
 
 def containers_from(image: str) -> list[str]:
-    out = subprocess.run(["docker", "ps", "-aq", "--filter", f"ancestor={image}"], capture_output=True,
+    """Containers created from the tag `image` itself (not from other tags of the same image id, as
+    `--filter ancestor=` would also count)."""
+    out = subprocess.run(["docker", "ps", "-a", "--format", "{{.ID}} {{.Image}}"], capture_output=True,
                          text=True, check=True).stdout
-    return out.split()
+    return [cid for cid, _, name in (line.partition(" ") for line in out.splitlines()) if name == image]
 
 
 @pytest.mark.parametrize("wait_s", [0.0, 2.0])

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from autoinstall.ecosystems.rules import diagnose_by
 from envs.spec import Diagnosis, DiagnosisKind
 
 SERVICE_REFUSED = re.compile(r"dial (?:tcp|unix)\S* (?P<s>[^\s:]*:?\d+|/\S+): connect: connection refused")
@@ -18,12 +19,13 @@ TOOLCHAIN = re.compile(
     r"go(?:\.mod|\.work)? requires go >= (?P<s1>[\d.]+\w*) \(running go|"
     r"go: download (?P<s2>go[\d.]+\w*) for \S+: toolchain not available")
 
+_LIBRARY = re.compile(
+    r"cannot find -l(?P<s1>[\w+.-]+)|Package '?(?P<s2>[\w+.-]+?)'?,? (?:was not found in the pkg-config "
+    r"search path|required by '[^']*', not found)")
 _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
     ("missing_tool", TOOLCHAIN),
     ("missing_header", re.compile(r"fatal error: (?P<s>[\w./+-]+\.h(?:pp)?): No such file or directory")),
-    ("missing_library", re.compile(
-        r"cannot find -l(?P<s1>[\w+.-]+)|Package '?(?P<s2>[\w+.-]+?)'?,? (?:was not found in the pkg-config "
-        r"search path|required by '[^']*', not found)")),
+    ("missing_library", _LIBRARY),
     ("missing_tool", re.compile(r'exec: "(?P<s>[\w.+-]+)": executable file not found in \$PATH')),
     ("missing_module", re.compile(
         r"missing go\.sum entry for module providing package (?P<s1>\S+)|"
@@ -43,18 +45,14 @@ def _toolchain_name(version: str) -> str:
     return f"go{version}"
 
 
+def _subject(pattern: re.Pattern[str], m: re.Match[str]) -> str:
+    subject = next((v for v in m.groupdict().values() if v), "")
+    if pattern is TOOLCHAIN:
+        return _toolchain_name(subject)
+    return subject.removeprefix("lib") if m.groupdict().get("s2") and pattern is _LIBRARY else subject
+
+
 def diagnose(output: str, *, timed_out: bool = False) -> Diagnosis:
     """The first rule that matches `output`, with the line that shows it."""
-    if timed_out:
-        last = output.strip().splitlines()[-1:] or [""]
-        return Diagnosis(kind="timeout", evidence=last[0][:300])
-    for kind, pattern in _RULES:
-        if m := pattern.search(output):
-            subject = next((v for v in m.groupdict().values() if v), "")
-            if pattern is TOOLCHAIN:
-                subject = _toolchain_name(subject)
-            elif kind == "missing_library" and m.group("s2"):
-                subject = subject.removeprefix("lib")
-            line = output[output.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0]
-            return Diagnosis(kind=kind, subject=subject, evidence=line.strip()[:300])
-    return Diagnosis(kind="unknown", evidence="\n".join(output.strip().splitlines()[-3:])[:300])
+    return diagnose_by(output, timed_out, _RULES, _subject,
+                       lambda text: "\n".join(text.strip().splitlines()[-3:]))

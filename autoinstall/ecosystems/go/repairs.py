@@ -5,6 +5,7 @@ from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import package_for
 from autoinstall.ecosystems.go.diagnosis import NETWORK_OFF, SERVICE_REFUSED
 from autoinstall.ecosystems.go.proposal import APT
+from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
 from envs.spec import Evidence, Repair, Step
 
 
@@ -60,17 +61,12 @@ def _whole_packages(tests: list[str], all_tests: list[str]) -> list[str]:
 
 def _deselect(ctx: RepairContext) -> Repair | None:
     """Tests whose own failure message shows a refused connection or no internet: left out, with reason."""
-    if ctx.phase != "tests":
-        return None
-    service = [t.test_id for t in ctx.failed_tests if SERVICE_REFUSED.search(t.message)]
-    network = [t.test_id for t in ctx.failed_tests if NETWORK_OFF.search(t.message)]
+    service, network = offline_or_refused(ctx, SERVICE_REFUSED, NETWORK_OFF)
     if not service and not network:
         return None
     tests = _whole_packages(list(dict.fromkeys(_top_level(t) for t in service + network)), ctx.test_ids)
     where = ctx.diagnosis.subject if ctx.diagnosis.kind == "service_unavailable" else ""
-    why = [f"a service at {where or 'a local port'} that the environment does not run"] if service else []
-    why += ["the internet, and environments run their tests offline"] if network else []
-    return Repair(kind="deselect", tests=tests, reason="these tests need " + " and ".join(why))
+    return Repair(kind="deselect", tests=tests, reason=deselection_reason(service, network, where))
 
 
 RULES = {
@@ -83,20 +79,7 @@ RULES = {
 }
 
 
-def _skip(ctx: RepairContext) -> Repair | None:
-    """Last resort for an auxiliary install step (`go mod download`, apt): the build says what it misses."""
-    if ctx.phase != "install" or ctx.failing.kind in ("project", "system"):
-        return None
-    return Repair(kind="skip", step=ctx.failing,
-                  reason=f"no fix known for {ctx.diagnosis.describe()}; this {ctx.failing.kind} step is not "
-                         "the build, so go on without it")
-
-
 def repair(ctx: RepairContext) -> Repair | None:
-    """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step; None
-    means give up."""
-    for rule in (RULES.get(ctx.diagnosis.kind), _skip):
-        proposal = rule(ctx) if rule else None
-        if proposal is not None and not ctx.already_tried(proposal):
-            return proposal
-    return None
+    """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step
+    (`go mod download`, never the build or an apt line); None means give up."""
+    return first_repair(ctx, RULES, essential=("project", "system"))

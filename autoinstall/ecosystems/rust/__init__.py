@@ -10,28 +10,31 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoinstall.ecosystems.base import Log, RepairContext
+from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.rules import LockPinned
 from autoinstall.ecosystems.rust.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
 from autoinstall.ecosystems.rust.pins import constraints, freeze, warm
 from autoinstall.ecosystems.rust.proposal import propose_plan
 from autoinstall.ecosystems.rust.repairs import repair
 from autoinstall.ecosystems.rust.survey import RustFacts, survey
-from autoinstall.errors import AutoinstallError
-from envs.base import Sandbox, SandboxFactory
+from envs.base import Sandbox
 from envs.spec import Diagnosis, Plan, Repair
 
 PACKAGES = ("cargo", "rustc")
 """Debian's Rust, added to the base image (trixie: 1.85); pkg-config is in every base image already."""
 
 
-class RustEcosystem:
+class RustEcosystem(LockPinned):
     """Cargo projects: `cargo vendor` into the image, `cargo test --no-run`, `cargo test` per test."""
 
     name = "rust"
     toolchains = ("3.13",)
     """The base image's Python (for the tool server): trixie's, whose Debian rustc is 1.85. rustup cannot
     download toolchains on these machines, so a newer rust-version is a recorded failure, not a repair."""
-    stub_env: dict[str, str] = {}
+    PACKAGES = PACKAGES
+    REGISTRY = "crates.io"
+    SERVICE_REFUSED = SERVICE_REFUSED
+    NETWORK_OFF = NETWORK_OFF
     pin_env = ()
     """Cargo.lock pins every crate: the replay Dockerfile's lock step reads the constraints file itself."""
 
@@ -51,27 +54,8 @@ class RustEcosystem:
     def repair(self, context: RepairContext) -> Repair | None:
         return repair(context)
 
-    def justifies_deselection(self, message: str) -> bool:
-        return bool(SERVICE_REFUSED.search(message) or NETWORK_OFF.search(message))
-
-    def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
-        return factory.base_image(python=toolchain, log=log, packages=PACKAGES)
-
-    def stub(self, distribution: str, import_name: str, output: str) -> tuple[str, bytes]:
-        """Not applicable: a crate no registry has cannot be stood in for; a model that asks ends the build."""
-        msg = (f"a stub for {distribution} was asked for, but crates cannot be stubbed: make the crate "
-               "reachable through crates.io, or build with a model that does not propose stubs")
-        raise AutoinstallError(msg)
-
-    def stub_users(self, repo: Path, import_name: str) -> list[str]:
-        return []
-
     def freeze(self, sandbox: Sandbox) -> str:
         return freeze(sandbox)
-
-    def as_of(self, date: str) -> dict[str, str]:
-        """Nothing: Cargo has no resolve-as-of-date switch (the lock step resolves MSRV-aware instead)."""
-        return {}
 
     def warm(self, sandbox: Sandbox, constraints: str) -> None:
         warm(sandbox, constraints)

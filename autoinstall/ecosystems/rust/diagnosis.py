@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from autoinstall.ecosystems.rules import diagnose_by
 from envs.spec import Diagnosis, DiagnosisKind
 
 RUSTC_TOO_OLD = re.compile(
@@ -61,14 +62,11 @@ def _subject(pattern: re.Pattern[str], m: re.Match[str]) -> str:
     return "openssl" if subject == "OpenSSL" else subject.removeprefix("lib") if groups.get("s2") else subject
 
 
+def _unknown(output: str) -> str:
+    errors = [ln for ln in output.splitlines() if ln.startswith("error")]
+    return "\n".join(errors[:2] or output.strip().splitlines()[-3:])
+
+
 def diagnose(output: str, *, timed_out: bool = False) -> Diagnosis:
     """The first rule that matches `output`, with the line that shows it."""
-    if timed_out:
-        last = output.strip().splitlines()[-1:] or [""]
-        return Diagnosis(kind="timeout", evidence=last[0][:300])
-    for kind, pattern in _RULES:
-        if m := pattern.search(output):
-            line = output[output.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0]
-            return Diagnosis(kind=kind, subject=_subject(pattern, m), evidence=line.strip()[:300])
-    errors = [ln for ln in output.splitlines() if ln.startswith("error")]
-    return Diagnosis(kind="unknown", evidence="\n".join(errors[:2] or output.strip().splitlines()[-3:])[:300])
+    return diagnose_by(output, timed_out, _RULES, _subject, _unknown)

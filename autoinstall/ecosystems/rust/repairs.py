@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
+from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
 from autoinstall.ecosystems.rust.diagnosis import NETWORK_OFF, SERVICE_REFUSED, rustc_needed
 from autoinstall.ecosystems.rust.proposal import IMAGE_RUSTC, MSRV_AWARE
 from envs.spec import Evidence, Repair, Step
@@ -43,16 +44,11 @@ def _unlock(ctx: RepairContext) -> Repair | None:
 
 def _deselect(ctx: RepairContext) -> Repair | None:
     """Tests whose own failure message shows a refused connection or no internet: left out, with reason."""
-    if ctx.phase != "tests":
-        return None
-    service = [t.test_id for t in ctx.failed_tests if SERVICE_REFUSED.search(t.message)]
-    network = [t.test_id for t in ctx.failed_tests if NETWORK_OFF.search(t.message)]
+    service, network = offline_or_refused(ctx, SERVICE_REFUSED, NETWORK_OFF)
     if not service and not network:
         return None
-    why = ["a service that the environment does not run"] if service else []
-    why += ["the internet, and environments run their tests offline"] if network else []
     return Repair(kind="deselect", tests=list(dict.fromkeys(service + network)),
-                  reason="these tests need " + " and ".join(why))
+                  reason=deselection_reason(service, network))
 
 
 RULES = {
@@ -65,20 +61,7 @@ RULES = {
 }
 
 
-def _skip(ctx: RepairContext) -> Repair | None:
-    """Last resort for an auxiliary install step (apt): the build says what it misses."""
-    if ctx.phase != "install" or ctx.failing.kind in ("project", "other"):
-        return None
-    return Repair(kind="skip", step=ctx.failing,
-                  reason=f"no fix known for {ctx.diagnosis.describe()}; this {ctx.failing.kind} step is not "
-                         "the build, so go on without it")
-
-
 def repair(ctx: RepairContext) -> Repair | None:
-    """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step; None
-    means give up."""
-    for rule in (RULES.get(ctx.diagnosis.kind), _skip):
-        proposal = rule(ctx) if rule else None
-        if proposal is not None and not ctx.already_tried(proposal):
-            return proposal
-    return None
+    """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step (an
+    apt line, never the build or the vendoring); None means give up."""
+    return first_repair(ctx, RULES, essential=("project", "other"))
