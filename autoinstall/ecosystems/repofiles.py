@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import configparser
+import re
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,6 +122,20 @@ class RepoFiles:
     def line_of(self, rel: str, needle: str, after: int = 0) -> int:
         """The 1-based line of `needle` (see `evidence`), or 0 if absent."""
         return self.evidence(rel, needle, after).line or 0
+
+    def lines_matching(self, pattern: re.Pattern[str], root_files: tuple[str, ...] = ("Makefile",)) -> list[Evidence]:
+        """The matches of `pattern` in the CI workflows and the named root files (Makefile, justfile), with
+        file:line: how a project's own CI runs its tests."""
+        workflows = self.root / ".github" / "workflows"
+        paths = sorted(workflows.glob("*.y*ml")) if workflows.is_dir() else []
+        paths += [self.root / n for n in root_files if (self.root / n).is_file()]
+        found = []
+        for path in paths:
+            rel = self.rel(path)
+            for number, line in enumerate((self.text(rel) or "").splitlines(), 1):
+                if m := pattern.search(line):
+                    found.append(Evidence(file=rel, line=number, text=m.group(0).strip()[:200]))
+        return found
 
     def walk(self, suffixes: tuple[str, ...], limit: int = 5000) -> Iterator[Path]:
         """Files under the root with one of the suffixes, skipping VCS, venv and build folders."""

@@ -13,6 +13,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from autoinstall.ecosystems.debian_names import APT
+
 START = "/opt/autoinstall/services/start"
 START_D = "/opt/autoinstall/services/start.d"
 """One file per service; START starts each, so service steps added at different times compose."""
@@ -20,7 +22,6 @@ LOG = "/var/log/autoinstall-services.log"
 PYTEST_PLUGIN = "autoinstall_services"
 """A pytest plugin module (`-p autoinstall_services`) that runs START: for a test command that cannot be
 prefixed (see the Python repairs)."""
-APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
 """A role, database or user name taken from CI config: anything else is not used."""
 

@@ -95,10 +95,8 @@ class DockerSandbox:
         self._halt_watchdog()
         cid, self._cid = self._cid, None
         if self._client:
-            label = "=".join(next(iter(self._instance.items())))
             with self._engine("stop"):
-                found = [c["Id"] for c in self._client.api.containers(all=True, filters={"label": label})]
-                for leftover in dict.fromkeys([*([cid] if cid else []), *found]):
+                for leftover in [cid] if cid else self._unnamed_containers():
                     with suppress(docker.errors.NotFound):
                         self._client.api.remove_container(leftover, force=True, v=True)
         layer, self._cache_layer = self._cache_layer, None
@@ -108,6 +106,12 @@ class DockerSandbox:
         if self._client:
             self._client.close()
             self._client = None
+
+    def _unnamed_containers(self) -> list[str]:
+        """This sandbox's containers by its label: one an interrupt left before its id was known."""
+        assert self._client is not None
+        label = "=".join(next(iter(self._instance.items())))
+        return [c["Id"] for c in self._client.api.containers(all=True, filters={"label": label})]
 
     def __enter__(self) -> Self:
         return self.start()

@@ -8,7 +8,6 @@ and one entry in RUNNERS (and COLLECTORS when it can count its tests without run
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Literal
 
@@ -31,7 +30,6 @@ COLLECTORS: dict[str, Collect] = {"pytest": pytest_runner.collect, "go": go_runn
 COLLECTING_RUNNERS = frozenset(COLLECTORS)
 DEFAULT_COMMANDS = {"pytest": "python -m pytest"}
 """The runner run with nothing but its own configuration: what "the default collection" means."""
-_GO_TEST = re.compile(r"\bgo test\b")
 
 
 def collects(runner: str) -> bool:
@@ -64,18 +62,15 @@ def run_tests(sandbox: Sandbox, command: str | None, runner: TestRunner, deselec
 
 
 def collect_count(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
-                  env: dict[str, str] | None = None, runner: str | None = None) -> tuple[int | None, str]:
-    """How many tests `command` collects with `deselected` left out, without running them.
-
-    `runner` defaults to "go" for a command that runs `go test`, else "pytest".
+                  env: dict[str, str] | None = None, runner: str = "pytest") -> tuple[int | None, str]:
+    """How many tests `command` collects with `deselected` left out, without running them (by `runner`).
 
     Returns:
         (count, note): the count, or None with a note saying why it could not be read.
     """
-    name = runner or ("go" if _GO_TEST.search(command) else "pytest")
-    if name not in COLLECTORS:
-        return None, f"the {name} runner cannot count tests without running them"
-    return COLLECTORS[name](sandbox, command, deselected, timeout_s, env)
+    if runner not in COLLECTORS:
+        return None, f"the {runner} runner cannot count tests without running them"
+    return COLLECTORS[runner](sandbox, command, deselected, timeout_s, env)
 
 
 __all__ = ["COLLECTING_RUNNERS", "DEFAULT_COMMANDS", "RUNNERS", "TestRunner", "collect_count", "collects",

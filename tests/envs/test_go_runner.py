@@ -108,13 +108,13 @@ def test_go_collection_counts_listed_tests_less_the_deselected() -> None:
     listed += '\n{"Action":"output","Package":"m/a","Output":"ok  \\tm/a\\t0.01s\\n"}'
     box = FakeSandbox(rules=[("go test -list", listed)]).start()
     command = "go test -json -count=1 -vet=off ./..."
-    assert collect_count(box, command, [], 60) == (5, "")
+    assert collect_count(box, command, [], 60, runner="go") == (5, "")
     assert box.commands()[-1] == "go test -list '^(Test|Example|Fuzz)' -json -count=1 -vet=off ./..."
     deselected = [Deselection(test="m/a::TestB/sub", reason="r"), Deselection(test="m/db", reason="r")]
-    assert collect_count(box, command, deselected, 60) == (2, "")
+    assert collect_count(box, command, deselected, 60, runner="go") == (2, "")
     failing = ExecResult(exit_code=1, stderr="go: cannot find main module")
     broken = FakeSandbox(rules=[("go test -list", failing)])
-    count_, note = collect_count(broken.start(), command, [], 60)
+    count_, note = collect_count(broken.start(), command, [], 60, runner="go")
     assert count_ is None and "cannot find main module" in note
 
 
@@ -138,7 +138,7 @@ def test_debians_go_in_a_real_sandbox_gives_per_test_results(docker_engine: None
         box.put(module, box.workdir)
         assert box.exec("go version").stdout.startswith("go version go1.24")
         run = run_tests(box, "go test -json -count=1 -vet=off ./...", "go", [], 300)
-        assert collect_count(box, "go test -json -count=1 -vet=off ./...", [], 300) == (3, "")
+        assert collect_count(box, "go test -json -count=1 -vet=off ./...", [], 300, runner="go") == (3, "")
     assert sorted((r.test_id, r.outcome) for r in run.results) == [
         ("m/a::TestOK", "passed"), ("m/a::TestSkip", "skipped"), ("m/a::TestSub", "passed"),
         ("m/a::TestSub/x_y", "passed"), ("m/b", "error")]

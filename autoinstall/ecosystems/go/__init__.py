@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.go.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
 from autoinstall.ecosystems.go.pins import constraints, freeze, warm
 from autoinstall.ecosystems.go.proposal import propose_plan
 from autoinstall.ecosystems.go.repairs import repair
 from autoinstall.ecosystems.go.survey import GoFacts, survey
 from autoinstall.ecosystems.rules import LockPinned
-from envs.base import Sandbox
-from envs.spec import Diagnosis, Plan, Repair
+from envs.spec import Plan
 
 PACKAGES = ("golang-go",)
 """Debian's Go, added to the base image (trixie: Go 1.24)."""
@@ -42,28 +40,18 @@ class GoEcosystem(LockPinned):
     def detect(self, repo: Path) -> bool:
         return (repo / "go.mod").is_file()
 
-    def survey(self, repo: Path) -> GoFacts:
-        return survey(repo)
+    # The protocol methods that are this package's functions as they are.
+    survey = staticmethod(survey)
+    diagnose = staticmethod(diagnose)
+    repair = staticmethod(repair)
+    freeze = staticmethod(freeze)
+    warm = staticmethod(warm)
+    constraints = staticmethod(constraints)
 
     def propose(self, facts: GoFacts, repo: Path, toolchains: tuple[str, ...]) -> Plan:  # type: ignore[override]
         # `toolchains` are the model's Python versions, not Go's: the image is always this ecosystem's.
         python = self.toolchains[0]
         return propose_plan(facts, Path(repo), python, IMAGE_GO[python])
-
-    def diagnose(self, output: str, *, timed_out: bool = False) -> Diagnosis:
-        return diagnose(output, timed_out=timed_out)
-
-    def repair(self, context: RepairContext) -> Repair | None:
-        return repair(context)
-
-    def freeze(self, sandbox: Sandbox) -> str:
-        return freeze(sandbox)
-
-    def warm(self, sandbox: Sandbox, constraints: str) -> None:
-        warm(sandbox, constraints)
-
-    def constraints(self, freeze: str, project: str | None) -> str:
-        return constraints(freeze, project)
 
 
 __all__ = ["GoEcosystem", "GoFacts"]

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoinstall.ecosystems.debian_names import HEADERS
+from autoinstall.ecosystems.debian_names import APT, HEADERS
 from autoinstall.ecosystems.go.survey import GoFacts
 from envs.spec import Check, Evidence, Plan, Step
 
-APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
 BUILD = "go build -buildvcs=false ./..."
 """Compiles every package (VCS stamping off: the checkout may have no usable .git)."""
 TEST = "go test -json -count=1 -vet=off ./..."

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 from autoinstall.ecosystems.base import RepairContext
-from autoinstall.ecosystems.debian_names import package_for
+from autoinstall.ecosystems.debian_names import system_package_repair
 from autoinstall.ecosystems.go.diagnosis import NETWORK_OFF, SERVICE_REFUSED
-from autoinstall.ecosystems.go.proposal import APT
 from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
 from envs.spec import Evidence, Repair, Step
 
@@ -27,11 +26,7 @@ def _toolchain(ctx: RepairContext) -> Repair | None:
 def _system_package(ctx: RepairContext) -> Repair | None:
     if ctx.diagnosis.kind == "missing_tool" and ctx.diagnosis.subject.startswith("go1"):
         return _toolchain(ctx)
-    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject)
-    if package is None:
-        return None
-    return Repair(kind="insert_before", reason=f"{ctx.diagnosis.describe()} -> Debian {package}",
-                  step=_step(f"{APT} {package}", f"provides {ctx.diagnosis.subject} (cgo)", "system", ctx))
+    return system_package_repair(ctx, "cgo")
 
 
 def _tidy(ctx: RepairContext) -> Repair | None:

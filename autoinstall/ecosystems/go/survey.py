@@ -109,17 +109,6 @@ def _sources(files: RepoFiles, root: Path, facts: GoFacts) -> None:
                            + ", ".join(sorted(facts.nested_modules)[:5]))
 
 
-def _ci(files: RepoFiles, root: Path, facts: GoFacts) -> None:
-    workflows = root / ".github" / "workflows"
-    candidates = sorted(workflows.glob("*.y*ml")) if workflows.is_dir() else []
-    candidates += [root / "Makefile"] if (root / "Makefile").is_file() else []
-    for path in candidates:
-        rel = files.rel(path)
-        for number, line in enumerate((files.text(rel) or "").splitlines(), 1):
-            if m := _CI_TEST.search(line):
-                facts.ci_tests.append(Evidence(file=rel, line=number, text=m.group(0).strip()[:200]))
-
-
 def survey(repo: Path) -> GoFacts:
     """The Go facts of the checkout at `repo` (nothing is run)."""
     files = RepoFiles(repo)
@@ -130,7 +119,7 @@ def survey(repo: Path) -> GoFacts:
     if (repo / "go.work").is_file():
         facts.notes.append("go.work present: the workspace's modules build together")
     _sources(files, repo, facts)
-    _ci(files, repo, facts)
+    facts.ci_tests = files.lines_matching(_CI_TEST)
     if facts.requires and not facts.has_go_sum and not facts.vendored:
         facts.notes.append("go.mod requires modules but there is no go.sum: versions are not pinned")
     facts.notes += files.notes

@@ -6,7 +6,7 @@ import re
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from autoinstall.ecosystems.base import RepairContext
-from autoinstall.ecosystems.debian_names import package_for
+from autoinstall.ecosystems.debian_names import system_package_repair
 from autoinstall.ecosystems.python.diagnosis import NETWORK_OFF, STUB_USED, local_service, missing_modules
 from autoinstall.ecosystems.python.index import on_index
 from autoinstall.ecosystems.python.proposal.services import service_step
@@ -14,8 +14,6 @@ from autoinstall.ecosystems.python.pypi_names import distribution_for
 from autoinstall.ecosystems.python.pytest_plugins import plugin_for_ini, plugin_for_marker, plugin_for_option
 from autoinstall.ecosystems.services import PYTEST_PLUGIN, START, START_D, ServiceKind, service_named
 from envs.spec import Evidence, Repair, Step
-
-APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
 
 
 def _step(command: str, why: str, kind: str, ctx: RepairContext) -> Step:
@@ -56,11 +54,7 @@ def _missing_module(ctx: RepairContext) -> Repair | None:
 
 
 def _system_package(ctx: RepairContext) -> Repair | None:
-    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject)
-    if package is None:
-        return None
-    return Repair(kind="insert_before", reason=f"{ctx.diagnosis.describe()} -> Debian {package}",
-                  step=_step(f"{APT} {package}", f"provides {ctx.diagnosis.subject}", "system", ctx))
+    return system_package_repair(ctx, "the build or the tests")
 
 
 def _python_version(ctx: RepairContext) -> Repair | None:

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.rules import LockPinned
 from autoinstall.ecosystems.rust.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
 from autoinstall.ecosystems.rust.pins import constraints, freeze, warm
 from autoinstall.ecosystems.rust.proposal import propose_plan
 from autoinstall.ecosystems.rust.repairs import repair
 from autoinstall.ecosystems.rust.survey import RustFacts, survey
-from envs.base import Sandbox
-from envs.spec import Diagnosis, Plan, Repair
+from envs.spec import Plan
 
 PACKAGES = ("cargo", "rustc")
 """Debian's Rust, added to the base image (trixie: 1.85); pkg-config is in every base image already."""
@@ -41,27 +39,17 @@ class RustEcosystem(LockPinned):
     def detect(self, repo: Path) -> bool:
         return (repo / "Cargo.toml").is_file()
 
-    def survey(self, repo: Path) -> RustFacts:
-        return survey(repo)
+    # The protocol methods that are this package's functions as they are.
+    survey = staticmethod(survey)
+    diagnose = staticmethod(diagnose)
+    repair = staticmethod(repair)
+    freeze = staticmethod(freeze)
+    warm = staticmethod(warm)
+    constraints = staticmethod(constraints)
 
     def propose(self, facts: RustFacts, repo: Path, toolchains: tuple[str, ...]) -> Plan:  # type: ignore[override]
         # `toolchains` are the model's Python versions, not Rust's: the image is always this ecosystem's.
         return propose_plan(facts, Path(repo), self.toolchains[0])
-
-    def diagnose(self, output: str, *, timed_out: bool = False) -> Diagnosis:
-        return diagnose(output, timed_out=timed_out)
-
-    def repair(self, context: RepairContext) -> Repair | None:
-        return repair(context)
-
-    def freeze(self, sandbox: Sandbox) -> str:
-        return freeze(sandbox)
-
-    def warm(self, sandbox: Sandbox, constraints: str) -> None:
-        warm(sandbox, constraints)
-
-    def constraints(self, freeze: str, project: str | None) -> str:
-        return constraints(freeze, project)
 
 
 __all__ = ["RustEcosystem", "RustFacts"]

@@ -144,14 +144,7 @@ def _tests_and_ci(files: RepoFiles, root: Path, facts: RustFacts) -> None:
             continue
         if "/tests/" in f"/{rel}" or "#[test]" in (text := files.text(rel) or "") or "/// ```" in text:
             facts.test_targets += 1
-    workflows = root / ".github" / "workflows"
-    candidates = sorted(workflows.glob("*.y*ml")) if workflows.is_dir() else []
-    candidates += [root / n for n in ("Makefile", "justfile") if (root / n).is_file()]
-    for path in candidates:
-        rel = files.rel(path)
-        for number, line in enumerate((files.text(rel) or "").splitlines(), 1):
-            if m := _CI_TEST.search(line):
-                facts.ci_tests.append(Evidence(file=rel, line=number, text=m.group(0).strip()[:200]))
+    facts.ci_tests = files.lines_matching(_CI_TEST, ("Makefile", "justfile"))
 
 
 def survey(repo: Path) -> RustFacts:

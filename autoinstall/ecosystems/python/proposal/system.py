@@ -6,13 +6,13 @@ import re
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from autoinstall.ecosystems.debian_names import APT
 from autoinstall.ecosystems.python.pypi_names import requirement_name
 from autoinstall.ecosystems.python.survey.facts import RepoFacts, Requirement
 from envs.spec import Evidence, Step
 
 PYTHONS = {"3.11": "3.11.2", "3.13": "3.13.5"}
 """The interpreters these machines can bootstrap (Debian bookworm and trixie) and their patch versions."""
-APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
 ALREADY_THERE = {
     "build-essential",
     "gcc",
