@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
+from pathlib import Path
 from typing import Protocol
 
 from envs.base import Limits
@@ -22,6 +24,35 @@ class Watched(Protocol):
     limit_error: str | None
     committed: int
     """Bytes written by earlier steps, now in the snapshot the container runs from."""
+
+    @property
+    def cache_upper(self) -> Path | None:
+        """Host folder holding what the sandbox wrote under /cache (its private overlay layer), if any."""
+        ...
+
+
+def allocated_bytes(root: Path | None) -> int:
+    """Disk blocks really used under `root` (sparse files count what they occupy, each inode once; symlinks
+    are not followed). What a sandbox writes to a volume costs host disk without showing in SizeRw."""
+    if root is None:
+        return 0
+    total, seen, stack = 0, set(), [str(root)]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:  # removed meanwhile, or not a directory any more
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total
 
 
 class DiskWatch(threading.Thread):
@@ -85,13 +116,16 @@ class DiskWatch(threading.Thread):
                     continue
                 # Sizes only for the watched containers: computing SizeRw walks each writable layer.
                 rows = client.api.containers(all=True, filters={"id": list(watched)}, size=True)
+                # SizeRw is the apparent size: a sparse file counts in full, as `docker commit` writes it.
                 sizes = {row["Id"]: int(row.get("SizeRw") or 0) for row in rows}
                 for cid, sandbox in watched.items():
                     limit = sandbox.config.limits.disk_mb * 1024 * 1024
-                    used = sizes.get(cid, 0) + sandbox.committed
+                    cache = allocated_bytes(sandbox.cache_upper)
+                    used = sizes.get(cid, 0) + sandbox.committed + cache
                     if used > limit and cid in self.watched:
-                        earlier = (f" ({sandbox.committed // 2**20} MiB of it in earlier steps)"
-                                   if sandbox.committed else "")
+                        parts = [f"{sandbox.committed // 2**20} MiB of it in earlier steps" if sandbox.committed
+                                 else "", f"{cache // 2**20} MiB under /cache" if cache >= 2**20 else ""]
+                        earlier = f" ({', '.join(p for p in parts if p)})" if any(parts) else ""
                         sandbox.limit_error = (
                             f"The sandbox wrote {used // 2**20} MiB to its filesystem{earlier}, over Limits.disk_mb="
                             f"{limit // 2**20}; it was stopped. Raise it (--disk-mb, Limits.disk_mb), or have the "

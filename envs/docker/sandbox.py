@@ -31,13 +31,13 @@ from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, Sandbo
 _TIMEOUT_WRAPPER = """t=$1; shift
 timeout -k 5 "$t" "$@" & pid=$!
 wait $pid; rc=$?
-if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-  i=0; while [ $i -lt 40 ] && kill -9 -$pid 2>/dev/null; do i=$((i + 1)); sleep 0.05; done
-fi
+i=0; while [ $i -lt 40 ] && kill -9 -$pid 2>/dev/null; do i=$((i + 1)); sleep 0.05; done
 exit $rc"""
-"""coreutils timeout kills its process group with TERM, which children forked with TERM blocked escape;
-after a timeout the group (led by timeout's pid) is swept with KILL, which no fork escapes. Builtins only:
-forking may be impossible at that point."""
+"""coreutils timeout kills its process group with TERM, which children forked with TERM blocked escape.
+When the command ends, however it ends, what is left of its group (led by timeout's pid: orphans still
+forking or holding pids) is swept with KILL, which no fork escapes, so the next command can run. Daemons that
+start a session of their own (pg_ctl, redis --daemonize) are not in the group. Builtins only: forking may be
+impossible at that point."""
 
 
 RESOLV_SAVED = "/var/tmp/.autoinstall-resolv.conf"
@@ -139,6 +139,11 @@ class DockerSandbox:
     @property
     def container_id(self) -> str | None:
         return self._cid
+
+    @property
+    def cache_upper(self) -> Path | None:
+        """Where this sandbox's writes under /cache land on the host (layered mode); the disk watch counts it."""
+        return self._cache_layer[1] / "upper" if self._cache_layer else None
 
     def _create(self, image: str) -> None:
         assert self._client is not None

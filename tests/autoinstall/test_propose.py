@@ -37,6 +37,8 @@ EXPECTED = {
     "no_tests": ("uv pip install -e .", [], None),
     "hostile_network_probe": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "hostile_cache_poison": ("uv pip install -e '.[test]'", [], "python -m pytest"),
+    "hostile_memory_bomb": ("uv pip install -e '.[test]'", [], "python -m pytest"),
+    "hostile_fork_bomb": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "no_build_files": (None, [], None),
     "python_version_switch": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "unittest_runner": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),

@@ -7,8 +7,10 @@ from pathlib import Path
 import docker
 import pytest
 
+from envs.base import Limits
 from envs.docker import DockerFactory
 from envs.docker.cachelayer import LAYERS_DIR
+from envs.errors import SandboxLimitError
 
 pytestmark = pytest.mark.docker
 
@@ -50,3 +52,14 @@ def test_a_trusted_sandbox_fills_the_shared_cache(base_image: str, tmp_path: Pat
     assert (cache / "uv" / "fetched").read_text() == "wheel\n"
     with factory.sandbox(base_image, network=False, cache=True) as build:
         assert build.exec("cat /cache/uv/fetched").stdout == "wheel\n"
+
+
+def test_what_a_build_writes_under_cache_counts_against_its_disk_limit(base_image: str, tmp_path: Path) -> None:
+    """The private cache layer is a volume (invisible to the engine's SizeRw): the watch counts its allocated
+    blocks, so /cache is no way around --disk-mb; a sparse file there costs (and counts) nothing."""
+    factory = DockerFactory(cache_dir=tmp_path / "cache", limits=Limits(disk_mb=150))
+    with factory.sandbox(base_image, network=False, cache=True) as sb:
+        sb.config.disk_poll_s = 0.3
+        assert sb.exec("truncate -s 4G /cache/sparse && sleep 2 && echo kept").stdout == "kept\n"
+        with pytest.raises(SandboxLimitError, match=r"MiB under /cache\), over Limits.disk_mb=150"):
+            sb.exec("dd if=/dev/zero of=/cache/fill bs=1M count=2000 status=none; sync; sleep 5", timeout=90)

@@ -302,3 +302,14 @@ def test_the_disk_limit_counts_what_earlier_steps_wrote(base_image: str) -> None
         assert sb.committed >= 60 * 2**20
         with pytest.raises(SandboxLimitError, match=r"MiB of it in earlier steps\), over Limits.disk_mb=100"):
             sb.exec("dd if=/dev/urandom of=step2 bs=1M count=60 status=none && sync; sleep 5", timeout=60)
+
+
+def test_what_a_command_leaves_running_in_its_group_is_swept_when_it_ends(base_image: str) -> None:
+    """Orphans of a finished command (a fork bomb's lingering children, a stray `&`) hold no pids or CPU for
+    the next command; daemons in a session of their own are left alone."""
+    with DockerSandbox(image=base_image, labels=RUN_LABEL) as sb:
+        left = sb.exec("(sleep 300 &); setsid sleep 301 & echo started", timeout=30)
+        assert left.ok and left.stdout == "started\n"
+        running = sb.exec("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done | grep '^sleep 30'",
+                          timeout=30).stdout.split()
+        assert running == ["sleep", "301"], running
