@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.debian_contents import ContentsIndex
+from envs.baseimage import SUITES
 from envs.spec import Evidence, Repair, Step
 
 APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
@@ -70,30 +72,45 @@ TOOLS = {
     "flex": "flex", "autoconf": "autoconf", "automake": "automake", "libtool": "libtool",
 }
 
+DEFAULT_SUITE = "trixie"
+"""The suite of base images whose Python is not one Debian ships (Go, Rust, Node and Java images use it)."""
 _PACKAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
 
 
-def package_for(kind: str, name: str) -> str | None:
-    """The Debian package for a missing header, library or tool; a guess for unknown libs; None if none."""
-    if kind == "missing_header":
-        found = HEADERS.get(name) or HEADERS.get(name.rsplit("/", 1)[-1])
-        if found is None:
-            stem = re.sub(r"[^a-z0-9]+", "", name.rsplit("/", 1)[0 if "/" in name else -1].removesuffix(".h"))
-            found = f"lib{stem}-dev" if stem else None
-    elif kind == "missing_library":
-        found = LIBRARIES.get(name) or PKG_CONFIG.get(name) or PKG_CONFIG.get(f"lib{name}") or (
-            f"{name.lower()}-dev" if name.startswith("lib") else f"lib{name.lower()}-dev")
-    elif kind == "missing_tool":
-        found = TOOLS.get(name)
-    else:
-        found = None
+def package_for(kind: str, name: str, suite: str | None = None) -> str | None:
+    """The Debian package for a missing header, library, CMake package or tool: the hand-kept maps, then
+    Debian's Contents index for `suite` (when given), then a guess from the name; None if none."""
+    found = _from_maps(kind, name)
+    if found is None and suite:
+        found = ContentsIndex.for_suite(suite).package(kind, name)
+    if found is None:
+        found = _guess(kind, name)
     return found if found and _PACKAGE_NAME.match(found) else None
+
+
+def _from_maps(kind: str, name: str) -> str | None:
+    if kind == "missing_header":
+        return HEADERS.get(name) or HEADERS.get(name.rsplit("/", 1)[-1])
+    if kind == "missing_library":
+        return LIBRARIES.get(name) or PKG_CONFIG.get(name) or PKG_CONFIG.get(f"lib{name}")
+    if kind == "missing_tool":
+        return TOOLS.get(name)
+    return None
+
+
+def _guess(kind: str, name: str) -> str | None:
+    if kind == "missing_header":
+        stem = re.sub(r"[^a-z0-9]+", "", name.rsplit("/", 1)[0 if "/" in name else -1].removesuffix(".h"))
+        return f"lib{stem}-dev" if stem else None
+    if kind == "missing_library":
+        return f"{name.lower()}-dev" if name.startswith("lib") else f"lib{name.lower()}-dev"
+    return None
 
 
 def system_package_repair(ctx: RepairContext, purpose: str) -> Repair | None:
     """Install the Debian package for the diagnosed missing header, library or tool before the failing step
     (`purpose`: what needs it, e.g. "a -sys crate's build script"); None when no package is known."""
-    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject)
+    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject, SUITES.get(ctx.python, DEFAULT_SUITE))
     if package is None:
         return None
     step = Step(command=f"{APT} {package}", why=f"provides {ctx.diagnosis.subject} ({purpose})", kind="system",
