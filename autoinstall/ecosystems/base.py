@@ -73,6 +73,8 @@ class Ecosystem(Protocol):
     """Short name recorded in plans and specs, e.g. "python"."""
     toolchains: tuple[str, ...]
     """Toolchain versions the base images can provide here, preferred first (Python: "3.11", "3.13")."""
+    chat_environment: str
+    """For chat models: where commands run, which tools and registries there are, how tests run offline."""
 
     def detect(self, repo: Path) -> bool:
         """True when the checkout at `repo` looks like a project of this language (nothing is run)."""

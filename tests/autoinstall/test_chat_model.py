@@ -89,3 +89,23 @@ def test_a_model_that_never_answers_runs_out_of_turns(tmp_path: Path) -> None:
     replies = [{"role": "assistant", "content": "thinking..."}] * 3
     with ReplayServer(replies) as server, pytest.raises(ModelError, match="within 3 turns"):
         ChatModel("m", server.base_url, max_turns=3).propose(Facts(), tmp_path)
+
+
+class GoFacts(Facts):
+    ecosystem = "go"
+
+
+def test_the_prompts_describe_the_leading_ecosystems_container(tmp_path: Path) -> None:
+    go_plan = {"test_command": "go test ./...", "test_runner": "go",
+               "steps": [{"command": "go mod download", "why": "modules", "kind": "project"}]}
+    with ReplayServer([tool_call("submit_plan", {"plan": json.dumps(go_plan)})]) as server:
+        plan = ChatModel("m", server.base_url).propose(GoFacts(), tmp_path)
+    system = server.requests[0]["messages"][0]["content"]
+    assert "You set up Go repositories" in system and "go test ./..." in system and "/opt/venv" not in system
+    assert plan.ecosystem == "go", "a plan that does not say its ecosystem gets the survey's"
+    failing = plan.steps[0]
+    context = RepairContext(plan=plan, failing=failing, phase="install", output="x", python="3.13",
+                            diagnosis=diagnose("x"), available_pythons=["3.13"])
+    with ReplayServer([tool_call("submit_repair", {"kind": "give_up", "reason": "no idea"})]) as server:
+        ChatModel("m", server.base_url).repair(context)
+    assert "Debian's Go toolchain" in server.requests[0]["messages"][0]["content"]

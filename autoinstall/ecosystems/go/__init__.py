@@ -30,6 +30,10 @@ class GoEcosystem(LockPinned):
     toolchains = ("3.13",)
     """The base image's Python (for the tool server): trixie's, whose Debian Go (1.24) knows GOTOOLCHAIN.
     The Go version itself is Debian's or the one GOTOOLCHAIN names (a repair, recorded in the env)."""
+    chat_environment = (
+        "Commands run with bash in /workspace (a Go module) inside a Debian container with Debian's Go "
+        "toolchain; modules come from the Go module proxy (`go mod download`). Build with `go build ./...`; "
+        "tests run offline with `go test ./...` (test_runner go).")
     PACKAGES = PACKAGES
     REGISTRY = "the Go module proxy"
     SERVICE_REFUSED = SERVICE_REFUSED

@@ -31,6 +31,11 @@ class PythonEcosystem:
     name = "python"
     toolchains = ("3.11", "3.13")
     """The interpreters Debian provides for base images here (bookworm, trixie)."""
+    chat_environment = (
+        "Commands run with bash in /workspace (the repository) inside a Debian container whose Python venv "
+        "/opt/venv is active and where `uv` is on PATH; prefer `uv pip install`. Always install the local "
+        "checkout (e.g. `uv pip install -e .[test]`), never the project's PyPI release. Checks: import checks, "
+        "a pytest --collect-only check, entry points; test_runner pytest, unittest or custom.")
     stub_env = {"UV_FIND_LINKS": STUB_DIR, "PIP_FIND_LINKS": STUB_DIR}
     pin_env = ("UV_CONSTRAINT", "PIP_CONSTRAINT")
     """Variables the replay Dockerfile points at the constraints file."""

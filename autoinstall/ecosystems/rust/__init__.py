@@ -29,6 +29,11 @@ class RustEcosystem(LockPinned):
     toolchains = ("3.13",)
     """The base image's Python (for the tool server): trixie's, whose Debian rustc is 1.85. rustup cannot
     download toolchains on these machines, so a newer rust-version is a recorded failure, not a repair."""
+    chat_environment = (
+        "Commands run with bash in /workspace (a Cargo project) inside a Debian container with Debian's "
+        "rustc and cargo (no rustup: other toolchains cannot be downloaded); crates come from crates.io. "
+        "Fetch and build the tests while online (`cargo fetch`, `cargo test --no-run`); tests run offline "
+        "with `cargo test` (test_runner cargo).")
     PACKAGES = PACKAGES
     REGISTRY = "crates.io"
     SERVICE_REFUSED = SERVICE_REFUSED

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.detect import get_ecosystem
 from autoinstall.plan.models.chat_client import ChatClient, ModelError
 from envs.spec import MAX_STEPS, Plan, Repair, Step
 from tools import openai_schemas
@@ -18,25 +19,30 @@ ToolRunner = Callable[[str, str], str]
 
 T = TypeVar("T")
 
-ENVIRONMENT = (
-    "Commands run with bash in /workspace (the repository) inside a Debian container whose Python venv "
-    "/opt/venv is active and where `uv` is on PATH; prefer `uv pip install`. Always install the local "
-    "checkout (e.g. `uv pip install -e .[test]`), never the project's PyPI release. Debian packages: "
-    "`apt-get update -qq && apt-get install -y --no-install-recommends PKG`.")
+DEBIAN = ("Debian packages: `apt-get update -qq && apt-get install -y --no-install-recommends PKG`. The network is "
+          "on while installing and off while checks and tests run.")
 
 PROPOSE_PROMPT = (
-    "You set up Python repositories so that their own test suites run. Explore the repository with the "
+    "You set up {language} repositories so that their own test suites run. Explore the repository with the "
     "read_file and search tools, then call submit_plan exactly once with a JSON plan that matches this "
     "JSON schema:\n{schema}\nAt most {max_steps} steps, each with the command, why, kind, and evidence (file and "
-    "line). Checks prove the install worked: import checks, a pytest --collect-only check, entry points. "
-    + ENVIRONMENT)
+    "line). Checks prove the install worked. Set the plan's ecosystem to {ecosystem!r}. {environment} " + DEBIAN)
 
 REPAIR_PROMPT = (
     "An install step or verification failed while setting up a repository. You may inspect the environment "
     "with the tools (terminal runs in the container), then call submit_repair once with ONE fix: "
     "insert_before (a command to run before retrying), replace (a new command for the failing one), set_env, "
     "switch_python (one of the available versions), stub_distribution (a dependency that cannot be installed "
-    "at all), deselect (tests that cannot pass here, e.g. they need a service), or give_up. " + ENVIRONMENT)
+    "at all), deselect (tests that cannot pass here, e.g. they need a service), or give_up. {environment} "
+    + DEBIAN)
+
+LANGUAGES = {"python": "Python", "go": "Go", "rust": "Rust", "node": "Node.js", "java": "Java"}
+
+
+def environment_of(name: str) -> str:
+    """The ecosystem's own description of the container, for the prompts."""
+    return get_ecosystem(name).chat_environment
+
 
 SUBMIT_PLAN = {"type": "function", "function": {
     "name": "submit_plan", "description": "Submit the install plan as a JSON string.",
@@ -83,18 +89,24 @@ class ChatModel:
     def propose(self, facts: Any, repo: Path, tools: ToolRunner | None = None) -> Plan:
         """Explore (read_file, search) and answer with a Plan."""
         summary = facts.model_dump_json(exclude_none=True)[:30000] if hasattr(facts, "model_dump_json") else ""
+        ecosystem = getattr(facts, "ecosystem", None) or "python"  # facts of the leading ecosystem name it
         messages = [
-            {"role": "system", "content": PROPOSE_PROMPT.format(schema=json.dumps(Plan.model_json_schema()),
-                                                               max_steps=MAX_STEPS)},
+            {"role": "system", "content": PROPOSE_PROMPT.format(
+                schema=json.dumps(Plan.model_json_schema()), max_steps=MAX_STEPS, ecosystem=ecosystem,
+                language=LANGUAGES.get(ecosystem, ecosystem), environment=environment_of(ecosystem))},
             {"role": "user", "content": f"Repository: {repo.name}\nWhat its files say (survey):\n{summary}"}]
-        return self._loop(messages, SUBMIT_PLAN, lambda a: Plan.model_validate_json(a["plan"])
+        plan = self._loop(messages, SUBMIT_PLAN, lambda a: Plan.model_validate_json(a["plan"])
                           if isinstance(a.get("plan"), str) else Plan.model_validate(a["plan"]),
                           tools, {"read_file", "search"})
+        if "ecosystem" not in plan.model_fields_set:  # the survey knows which ecosystem leads
+            plan.ecosystem = ecosystem
+        return plan
 
     def repair(self, ctx: RepairContext, tools: ToolRunner | None = None) -> Repair | None:
         """Look into the failure (read_file, search, terminal) and answer with one Repair, or None."""
         context = ctx.model_dump_json(exclude={"plan"})[:30000]
-        messages = [{"role": "system", "content": REPAIR_PROMPT},
+        prompt = REPAIR_PROMPT.format(environment=environment_of(ctx.plan.ecosystem))
+        messages = [{"role": "system", "content": prompt},
                     {"role": "user", "content": f"Plan steps: {[s.command for s in ctx.plan.steps]}\n"
                                                 f"Failure: {context}"}]
         return self._loop(messages, SUBMIT_REPAIR, _repair_from_args, tools, {"read_file", "search", "terminal"})
