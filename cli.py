@@ -18,6 +18,7 @@ from autoinstall.commands.output import err, print_error
 from autoinstall.commands.plan import plan_cmd
 from autoinstall.commands.run import run_cmd
 from autoinstall.commands.sandbox import cleanup_cmd, exec_cmd
+from autoinstall.commands.tasks import tasks_app
 from autoinstall.commands.tools import tools_app
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_enable=False)
@@ -31,6 +32,7 @@ app.command("cleanup")(cleanup_cmd)
 app.add_typer(base_app, name="base")
 app.add_typer(tools_app, name="tools")
 app.add_typer(catalog_app, name="catalog")
+app.add_typer(tasks_app, name="tasks")
 COMMANDS = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
 """Names that are commands; any other first argument is a repository for `run`."""
 

@@ -27,6 +27,8 @@ class Budgets(BaseModel):
     """Seconds one install command may run."""
     test_timeout_s: float = 900.0
     """Seconds one run of the test suite may take."""
+    per_test_timeout_s: float = 120.0
+    """Seconds one test may take (pytest): over it, the test fails, and the install loop deselects it (hangs)."""
     threshold: float = DEFAULT_THRESHOLD
     """Pass rate the install loop works towards (the build's threshold is copied here)."""
 
@@ -51,8 +53,9 @@ class BuildOptions(BaseModel):
     """Largest share of the suite's default collection that may be deselected for `verified` (else partial)."""
     verify_runs: int = 2
     """Runs of the test suite when verifying (results differing between runs mark tests flaky)."""
-    as_of_commit: bool = False
-    """Resolve dependencies as of the commit date (uv --exclude-newer)."""
+    latest_deps: bool = False
+    """Resolve dependencies with today's releases; by default they resolve as of the commit date (build
+    tooling exempt), see autoinstall/ecosystems/python/timemachine.py."""
     rebuild_check: bool = False
     """Build the replay Dockerfile and verify the result too."""
     python: str | None = None

@@ -81,7 +81,9 @@ def _install_and_record(spec: EnvSpec, model: object, src: Path, out: Path, opti
     """Phase 2, then verification and the record; fills in `spec`. Snapshots are discarded at the end."""
     t0 = time.monotonic()
     ecosystem = get_ecosystem(spec.plan.ecosystem)
-    env = ecosystem.as_of(spec.source.commit_date) if options.as_of_commit and spec.source.commit_date else {}
+    env = {} if options.latest_deps else ecosystem.as_of(spec.source.commit_date)  # type: ignore[arg-type]
+    if options.latest_deps:
+        spec.plan.notes.append("--latest-deps: dependencies resolve with today's releases, not as of the commit")
     result = install(spec.plan, src, model, factory, ecosystem, options, env, out / "logs", say)
     timings.install_s = round(time.monotonic() - t0, 3)
     spec.python, spec.steps, spec.env = result.python, result.steps, result.env

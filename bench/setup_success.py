@@ -1,6 +1,7 @@
 """How many repositories end verified, against a naive baseline measured in the same run.
 
     uv run python bench/setup_success.py [REPO ...]      # default: the dev repos fetched under /work/.mirror
+    uv run python bench/setup_success.py --old           # dev repos pinned at commits 2-4 years old (OLD_REPOS)
 
 For each repository: `autoinstall` (embedded model, --rebuild-check unless --no-rebuild-check) -> verified,
 partial or failed with its class; the suite's size (default collection, selected, deselected), the tests
@@ -33,6 +34,11 @@ from envs.testrun import parse_summary  # noqa: E402
 DEV_REPOS = ["pallets+jinja", "pallets+markupsafe", "GrahamDumpleton+wrapt", "testing-cabal+testtools",
              "cherrypy+cheroot", "giampaolo+pyftpdlib", "wolph+python-progressbar", "amperser+proselint",
              "simplejson+simplejson", "andialbrecht+sqlparse", "pyparsing+pyparsing", "psycopg+psycopg2"]
+OLD_REPOS = {"andialbrecht+sqlparse": "8b789f286e1b6cbf05c15020ea7544cb7f02f8f7",     # 2022-12-30
+             "pyparsing+pyparsing": "318ec7e3b945068d36f5c98b1de81003c773c6c4",       # 2022-12-22
+             "wolph+python-progressbar": "19795af6a0c9fc3774cc05982ecefb7936107d3f",  # 2022-11-01
+             "testing-cabal+testtools": "40bf9848dae464d69dce302123d2bc99ed402cdb"}   # 2022-12-27
+"""Old commits: their dependencies resolve as of the commit date (the time machine, recorded per row)."""
 NAIVE = "pip install -q -e '.[test]' || pip install -q -e .; pip install -q pytest; python -m pytest -q -p no:cacheprovider"
 
 
@@ -44,12 +50,14 @@ class SharedCacheFactory(DockerFactory):
         return super().sandbox(image, network=network, env=env, cache=cache, trusted=cache or trusted)
 
 
-def run_tool(repo: str, out: Path, rebuild_check: bool, shared_cache: bool = False) -> dict:
+def run_tool(repo: str, out: Path, rebuild_check: bool, shared_cache: bool = False,
+             commit: str | None = None) -> dict:
     started = time.monotonic()
     factory = (SharedCacheFactory(None, cache_dir(), ensure_base_image) if shared_cache
                else docker_factory())
     try:
-        spec = build_environment(repo, BuildOptions(out_dir=out, rebuild_check=rebuild_check), factory=factory)
+        spec = build_environment(repo, BuildOptions(out_dir=out, rebuild_check=rebuild_check, commit=commit),
+                                 factory=factory)
     except Exception as e:  # noqa: BLE001 - a bench records every failure and goes on
         return {**EMPTY, "status": "failed", "failure_class": type(e).__name__,
                 "wall_s": round(time.monotonic() - started, 1), "message": str(e)[:200]}
@@ -62,17 +70,18 @@ def run_tool(repo: str, out: Path, rebuild_check: bool, shared_cache: bool = Fal
             "passed": counts.get("passed", 0), "failed": counts.get("failed", 0) + counts.get("error", 0),
             "skipped": counts.get("skipped", 0), "flaky": len(v.flaky) if v else 0, "stubs": len(spec.stubs),
             "wall_s": round(time.monotonic() - started, 1), "repairs": sum(1 for e in spec.log if e.repair),
-            "message": spec.failure.message[:200] if spec.failure else ""}
+            "message": spec.failure.message[:200] if spec.failure else "",
+            "dependencies": spec.env.get("AUTOINSTALL_DEPENDENCIES", "latest releases")}
 
 
 EMPTY = {"collected": None, "selected": None, "deselected": None, "passed": 0, "failed": 0, "skipped": 0,
          "flaky": 0, "stubs": 0, "repairs": 0, "message": ""}
 
 
-def run_naive(repo: str, scratch: Path) -> dict:
+def run_naive(repo: str, scratch: Path, commit: str | None = None) -> dict:
     started = time.monotonic()
     src = scratch / "naive"
-    prepare_source(repo, None, src)
+    prepare_source(repo, commit, src)
     with DockerSandbox(DockerSandboxConfig(image=ensure_base_image("3.11"))) as sandbox:
         sandbox.put(src, sandbox.workdir)
         result = sandbox.exec(NAIVE, timeout=900)
@@ -88,8 +97,11 @@ def main() -> None:
     parser.add_argument("--no-rebuild-check", action="store_true", help="do not rebuild from the Dockerfile")
     parser.add_argument("--compare-shared-cache", action="store_true",
                         help="build each repository again with one read-write cache for every sandbox")
+    parser.add_argument("--old", action="store_true", help="the dev repos pinned at old commits (OLD_REPOS)")
     args = parser.parse_args()
-    repos = args.repos or [str(Path("/work/.mirror") / name / "repo") for name in DEV_REPOS]
+    names = list(OLD_REPOS) if args.old else DEV_REPOS
+    repos = args.repos or [str(Path("/work/.mirror") / name / "repo") for name in names]
+    commits = {str(Path("/work/.mirror") / name / "repo"): OLD_REPOS[name] for name in OLD_REPOS} if args.old else {}
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-setup-") as tmp:
         for i, repo in enumerate(repos):
@@ -99,10 +111,10 @@ def main() -> None:
                              "wall_s": 0.0, "naive": {}, "message": f"{repo} is not there: fetch it first"})
                 print(f"{name:32} missing   (fetch it: counted as a failure)", flush=True)
                 continue
-            tool = run_tool(repo, Path(tmp) / f"env{i}", not args.no_rebuild_check)
+            tool = run_tool(repo, Path(tmp) / f"env{i}", not args.no_rebuild_check, commit=commits.get(repo))
             shared = (run_tool(repo, Path(tmp) / f"shared{i}", not args.no_rebuild_check, shared_cache=True)
                       if args.compare_shared_cache else {})
-            naive = {} if args.no_naive else run_naive(repo, Path(tmp) / f"n{i}")
+            naive = {} if args.no_naive else run_naive(repo, Path(tmp) / f"n{i}", commits.get(repo))
             row = {"repo": name, **tool, "naive": naive, "shared_cache_wall_s": shared.get("wall_s")}
             rows.append(row)
             print(f"{row['repo']:28} {tool['status']:8} {tool['failure_class'] or '':16} "
@@ -126,7 +138,7 @@ def main() -> None:
                "failures": {r["repo"]: r["failure_class"] for r in rows if r["status"] != "verified"},
                "per_repo": [{k: r.get(k) for k in ("repo", "status", "failure_class", "collected", "selected",
                                                    "deselected", "passed", "failed", "skipped", "flaky", "stubs",
-                                                   "wall_s", "shared_cache_wall_s")} for r in rows]}
+                                                   "wall_s", "shared_cache_wall_s", "dependencies")} for r in rows]}
     print(json.dumps(summary))
 
 

@@ -1,28 +1,39 @@
-"""Tool-server latency against one `docker exec` per call, on one container from the base image.
+"""Tool-call latency on a verified dev-set environment: the tool server over the direct channel's Unix
+socket and over the exec stream, against `docker exec` (the CLI) and the Docker SDK's exec, same run.
 
-    uv run python bench/tool_latency.py [--calls 500] [--starts 10]
+    uv run python bench/tool_latency.py [--env CATALOG_ID] [--calls 500] [--warmup 50] [--starts 10]
 
-Prints a table, then (last line) one JSON object with the numbers.
+Every path gets the same warm-up and the same number of samples; each sample reads the same source file
+of the environment's workspace. Prints a table, then (last line) one JSON object with the numbers.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from envs.baseimage import ensure_base_image
-from envs.docker import DockerSandbox
-from tools import ToolSession, call_tool
+import docker
 
-REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.devset import dev_spec, find_file_command  # noqa: E402
+from envs.docker import DockerSandbox  # noqa: E402
+from tools import ToolSession, call_tool  # noqa: E402
+
 CALLERS = 32
+LABELS = {"autoinstall.bench": "tool_latency"}
 
 
-def _timed(fn: Callable[[], object], n: int) -> list[float]:
+def _timed(fn: Callable[[], object], n: int, warmup: int) -> list[float]:
+    for _ in range(warmup):
+        fn()
     out = []
     for _ in range(n):
         start = time.perf_counter()
@@ -43,8 +54,15 @@ def _checked(session: ToolSession, name: str, args: dict[str, object]) -> Callab
     return call
 
 
-def _throughput(session: ToolSession, per_caller: int) -> float:
-    call = _checked(session, "read_file", {"path": "tools/base.py", "end_line": 20})
+def _exec_ok(fn: Callable[[], tuple[int, object]]) -> Callable[[], None]:
+    def call() -> None:
+        code, out = fn()
+        assert code == 0, out
+    return call
+
+
+def _throughput(session: ToolSession, path: str, per_caller: int) -> float:
+    call = _checked(session, "read_file", {"path": path, "end_line": 40})
     barrier = threading.Barrier(CALLERS + 1)
 
     def worker() -> None:
@@ -62,63 +80,73 @@ def _throughput(session: ToolSession, per_caller: int) -> float:
     return CALLERS * per_caller / (time.perf_counter() - start)
 
 
-def _first_call(image: str, starts: int) -> list[float]:
-    """Seconds from `start the container` to the answer of the first read_file."""
+def _first_call(sandbox_kwargs: dict[str, object], starts: int) -> list[float]:
+    """Seconds from `start the container` to the answer of the first read_file over the socket."""
     out = []
     for _ in range(starts):
         start = time.perf_counter()
-        sb = DockerSandbox(image=image).start()
-        try:
-            with ToolSession(sb) as session:
-                r = call_tool(session, "read_file", {"path": "."})
-                assert not r.is_error, r.output
-                out.append(time.perf_counter() - start)
-        finally:
-            sb.stop()
+        with DockerSandbox(**sandbox_kwargs) as sb, ToolSession(sb) as session:  # type: ignore[arg-type]
+            r = call_tool(session, "read_file", {"path": "."})
+            assert not r.is_error and session.transport == "socket", r.output
+            out.append(time.perf_counter() - start)
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=500, help="calls per tool-server measurement")
-    parser.add_argument("--exec-calls", type=int, default=40, help="calls per docker-exec measurement")
+    parser.add_argument("--env", help="catalog id of a verified environment (default: the largest Python one)")
+    parser.add_argument("--calls", type=int, default=500, help="samples per path and operation")
+    parser.add_argument("--warmup", type=int, default=50, help="untimed calls before each measurement")
     parser.add_argument("--starts", type=int, default=10, help="container starts for first-call time")
     a = parser.parse_args()
-    image = ensure_base_image(python="3.11")
+    name, spec = dev_spec(a.env)
+    kwargs = {"image": spec.image, "workdir": spec.workdir, "env": spec.env, "network": False,
+              "labels": LABELS, "channel": True}
     rows: dict[str, list[float]] = {}
-    with DockerSandbox(image=image) as sb:
-        sb.put(REPO / "tools", "tools")
-        with ToolSession(sb) as session:
-            read = _checked(session, "read_file", {"path": "tools/base.py"})
-            search = _checked(session, "search", {"pattern": "def run", "path": "tools"})
-            true = _checked(session, "terminal", {"command": "true"})
-            for fn in (read, search, true):
-                _timed(fn, 20)  # warm up
-            rows["read_file (server)"] = _timed(read, a.calls)
-            rows["search (server)"] = _timed(search, a.calls)
-            rows["terminal true (server)"] = _timed(true, a.calls)
-            rows["cat (docker exec)"] = _timed(lambda: sb.exec(["cat", "tools/base.py"]), a.exec_calls)
-            rows["grep -rn (docker exec)"] = _timed(lambda: sb.exec(["grep", "-rn", "def run", "tools"]),
-                                                   a.exec_calls)
-            rows["true (docker exec)"] = _timed(lambda: sb.exec(["true"]), a.exec_calls)
-            rate = _throughput(session, max(a.calls // 10, 20))
-    first = _first_call(image, a.starts)
+    load_before = os.getloadavg()
+    with DockerSandbox(**kwargs) as sb, ToolSession(sb) as fast, ToolSession(sb, direct=False) as slow:  # type: ignore[arg-type]
+        assert fast.transport == "socket" and slow.transport == "stream"
+        path = call_tool(fast, "terminal", {"command": find_file_command()}).output.splitlines()[0].strip()
+        assert path and not path.startswith("["), f"no source file of 4-40 kB in {name}'s workspace"
+        cid = sb.container_id or ""
+        container = docker.from_env().containers.get(cid)
+        read_args = {"path": path}
+        rows["read_file (socket)"] = _timed(_checked(fast, "read_file", read_args), a.calls, a.warmup)
+        rows["read_file (stream)"] = _timed(_checked(slow, "read_file", read_args), a.calls, a.warmup)
+        rows["cat (docker exec CLI)"] = _timed(_exec_ok(lambda: (lambda p: (p.returncode, p.stderr))(
+            subprocess.run(["docker", "exec", "-w", spec.workdir, cid, "cat", path], capture_output=True))),
+            a.calls, a.warmup)
+        rows["cat (SDK exec_run)"] = _timed(_exec_ok(lambda: container.exec_run(["cat", path],
+                                                                                 workdir=spec.workdir)),
+                                            a.calls, a.warmup)
+        rows["search (socket)"] = _timed(_checked(fast, "search", {"pattern": "def |func |fn ", "path": "."}),
+                                         a.calls, a.warmup)
+        rows["terminal true (socket)"] = _timed(_checked(fast, "terminal", {"command": "true"}), a.calls, a.warmup)
+        rate = _throughput(fast, path, max(a.calls // 10, 20))
+    first = _first_call(kwargs, a.starts)
+    load_after = os.getloadavg()
 
-    print(f"{'operation':<26}{'p50 ms':>10}{'p99 ms':>10}{'n':>6}")
-    for name, ms in rows.items():
-        print(f"{name:<26}{_pct(ms, 0.5):>10.3f}{_pct(ms, 0.99):>10.3f}{len(ms):>6}")
-    print(f"{CALLERS} concurrent callers: {rate:,.0f} read_file calls/s")
+    print(f"environment: {name} ({spec.image}), file read: {path}")
+    print(f"{'operation':<28}{'p50 ms':>10}{'p99 ms':>10}{'n':>6}")
+    for label, ms in rows.items():
+        print(f"{label:<28}{_pct(ms, 0.5):>10.3f}{_pct(ms, 0.99):>10.3f}{len(ms):>6}")
+    print(f"{CALLERS} concurrent callers over the socket: {rate:,.0f} read_file calls/s")
     print(f"image -> first tool call: p50 {statistics.median(first):.3f} s, max {max(first):.3f} s")
-    read_p50 = _pct(rows["read_file (server)"], 0.5)
-    exec_p50 = _pct(rows["cat (docker exec)"], 0.5)
+    print(f"load average (1 min) before/after: {load_before[0]:.1f} / {load_after[0]:.1f} on {os.cpu_count()} cores")
+    read_p50 = _pct(rows["read_file (socket)"], 0.5)
+    cli_p50 = _pct(rows["cat (docker exec CLI)"], 0.5)
+    sdk_p50 = _pct(rows["cat (SDK exec_run)"], 0.5)
     print(json.dumps({
-        "read_file_p50_ms": round(read_p50, 3), "read_file_p99_ms": round(_pct(rows["read_file (server)"], 0.99), 3),
-        "search_p50_ms": round(_pct(rows["search (server)"], 0.5), 3),
-        "terminal_p50_ms": round(_pct(rows["terminal true (server)"], 0.5), 3),
-        "docker_exec_p50_ms": round(exec_p50, 3),
-        "docker_exec_true_p50_ms": round(_pct(rows["true (docker exec)"], 0.5), 3),
-        "speedup_vs_docker_exec": round(exec_p50 / read_p50, 1), "calls_per_s_32": round(rate),
+        "env": name, "file": path, "samples": a.calls, "warmup": a.warmup,
+        "read_file_p50_ms": round(read_p50, 3), "read_file_p99_ms": round(_pct(rows["read_file (socket)"], 0.99), 3),
+        "read_file_stream_p50_ms": round(_pct(rows["read_file (stream)"], 0.5), 3),
+        "search_p50_ms": round(_pct(rows["search (socket)"], 0.5), 3),
+        "terminal_p50_ms": round(_pct(rows["terminal true (socket)"], 0.5), 3),
+        "docker_exec_cli_p50_ms": round(cli_p50, 3), "sdk_exec_p50_ms": round(sdk_p50, 3),
+        "speedup_vs_docker_exec_cli": round(cli_p50 / read_p50, 1),
+        "speedup_vs_sdk_exec": round(sdk_p50 / read_p50, 1), "calls_per_s_32": round(rate),
         "first_call_p50_s": round(statistics.median(first), 3),
+        "load_avg_1m": [round(load_before[0], 1), round(load_after[0], 1)], "cores": os.cpu_count(),
     }))
 
 

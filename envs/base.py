@@ -6,6 +6,7 @@ failures raise from `envs/errors.py`.
 """
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, Self, runtime_checkable
@@ -146,6 +147,25 @@ class Sandbox(Protocol):
 
     def open_stream(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> Stream:
         """Start a long-lived process and return a stream to its stdin/stdout (stderr is discarded)."""
+        ...
+
+
+@runtime_checkable
+class DirectChannel(Protocol):
+    """A sandbox that shares a private directory with the host (read-only inside), so a server inside it can
+    connect to a Unix socket the host listens on: the tool server's fast path, past the exec stream."""
+
+    def channel_dir(self) -> str | None:
+        """The directory, as a path inside the sandbox; None when this sandbox has no channel."""
+        ...
+
+    def listen_channel(self, name: str) -> socket.socket | None:
+        """A socket listening at `name` in the channel directory; None when there is no channel."""
+        ...
+
+    def accept_channel(self, listener: socket.socket, timeout: float = 5.0) -> socket.socket | None:
+        """The first connection to `listener` made from inside this sandbox (others are refused), or None
+        within `timeout`; closes the listener and removes its socket file either way."""
         ...
 
 

@@ -29,7 +29,7 @@ from envs.base import LABEL
 from envs.errors import ImageBuildError
 
 TEMPLATE = Path(__file__).parent / "templates" / "base.Dockerfile"
-SUITES = {"3.11": "bookworm", "3.13": "trixie"}
+SUITES = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
 """Python versions Debian itself provides, by the suite that ships them."""
 UV_REQUIREMENT = "uv==0.13.9"
 APT_PACKAGES = "git build-essential ca-certificates curl pkg-config"
@@ -184,10 +184,11 @@ def ensure_base_image(
             if rebuild or engine.image_labels(tag) is None:
                 _build(tag, python, source, variables, _ca_bundle(ca_bundle), say, packages)
         return tag
-    buildable = ", ".join(sorted(SUITES))
+    buildable = ", ".join(sorted(SUITES, key=lambda v: tuple(map(int, v.split(".")))))
+    suites = ", ".join(SUITES[v] for v in sorted(SUITES, key=lambda v: tuple(map(int, v.split(".")))))
     msg = (
         f"Cannot build a Python {python} base image here: no registry answers for python:{python}-slim, "
-        f"and Debian only provides {buildable} (bookworm, trixie). Use one of {buildable}, or make a "
+        f"and Debian only provides {buildable} ({suites}). Use one of {buildable}, or make a "
         "registry reachable."
     )
     raise ImageBuildError(msg)

@@ -13,6 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 # -- the plan ---------------------------------------------------------------------------------------------
 MAX_STEPS = 10
 
+TestRunner = Literal["pytest", "unittest", "custom", "go", "cargo", "node", "maven", "none"]
+"""Who runs a plan's tests, and so how their results are read (envs/testrun/ has one module per runner)."""
+
 StepKind = Literal["system", "python", "project", "test-deps", "other"]
 """What a step installs: Debian packages, the interpreter/venv, the project itself, test-only deps."""
 
@@ -63,7 +66,7 @@ class Plan(BaseModel):
     checks: list[Check] = Field(default_factory=list)
     test_command: str | None = None
     """The project's own test command (pytest is given --junitxml by the verifier); None if no tests."""
-    test_runner: Literal["pytest", "unittest", "custom", "go", "cargo", "none"] = "pytest"
+    test_runner: TestRunner = "pytest"
     notes: list[str] = Field(default_factory=list)
 
     @field_validator("steps")
@@ -120,10 +123,17 @@ DEFAULT_THRESHOLD = 0.9
 
 
 class Deselection(BaseModel):
-    """A test (pytest node id) or test file left out of verification, and why."""
+    """A test (pytest node id) or test file left out of verification, and why.
+
+    Reasons the builder gives itself start with a word: `hangs: ...` (the per-test timeout stopped it),
+    `collection_error: <first line>` (the file cannot be imported and no repair fixed it).
+    """
 
     test: str
     reason: str
+    uncollected: int | None = None
+    """For a file the runner cannot collect: its tests by a static count, added to the suite's size so that
+    they count against the deselection cap (the runner's own counts never see them)."""
 
 
 class CheckResult(BaseModel):
@@ -196,6 +206,7 @@ DiagnosisKind = Literal[
     "unknown_pytest_config",
     "unknown_pytest_marker",
     "deprecation_as_error",
+    "dependency_drift",
     "async_tests_without_plugin",
     "no_distribution",
     "installer_parse_error",
@@ -246,7 +257,7 @@ class Repair(BaseModel):
 SPEC_FORMAT = "autoinstall-env/1"
 
 FailureClass = Literal["source_error", "no_build_files", "no_tests", "install_failed", "collection_failed",
-                       "tests_failing", "narrow_suite", "deselection_cap", "tests_timeout", "memory_limit", "disk_limit", "budget_exhausted", "infrastructure",
+                       "tests_failing", "narrow_suite", "deselection_cap", "tests_timeout", "verify_timeout", "memory_limit", "disk_limit", "budget_exhausted", "infrastructure",
                        "rebuild_mismatch", "model_error"]
 
 

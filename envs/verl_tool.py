@@ -32,9 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from envs.base import LABEL
 from envs.runtime import Environment, EnvironmentStateError, RuntimeSpec
 from envs.spec import Deselection
+from envs.task import Task
 from tools.profiles import get_profile
 from tools.session import DEFAULT_CALL_TIMEOUT_S
 
+RUN_TESTS = "run_tests"
+"""The scoring tool of task rows (envs/export/verl_tasks.py): its step reward is the task's outcome."""
 TRAJECTORY_LABEL = f"{LABEL}.verl.trajectory"
 """Container label holding the trajectory id (to find a trajectory's container, or clean up after a crash)."""
 log = logging.getLogger(__name__)
@@ -101,9 +104,19 @@ class CreateKwargs(BaseModel):
     """The reward's test selection; None = runtime_row's PASS_TO_PASS + FAIL_TO_PASS."""
     runtime_row: str | None = None
     """JSON text of a swebench row (envs/export/swebench.py), read by RuntimeSpec.from_export_row."""
+    task: str | None = None
+    """JSON text of a task (envs/task.py; envs/export/verl_tasks.py): the episode starts from its bug state."""
+    deselected: list[str] | None = None
+    """With a task: the environment's deselected tests or files."""
 
     def runtime_spec(self) -> RuntimeSpec:
-        """The spec each episode starts from; the explicit keys win over runtime_row's."""
+        """The spec each episode starts from; the explicit keys win over runtime_row's (or the task's)."""
+        if self.task:
+            left_out = [Deselection(test=t, reason="deselected at verification") for t in self.deselected or []]
+            explicit = {"image": self.image, "workdir": self.workdir, "test_command": self.test_cmd,
+                        "tests": self.tests}
+            return RuntimeSpec.from_task(Task.model_validate_json(self.task), deselected=left_out,
+                                         **{k: v for k, v in explicit.items() if v is not None})
         row: dict[str, Any] = json.loads(self.runtime_row) if self.runtime_row else {}
         explicit = {"image_name": self.image, "workdir": self.workdir, "test_cmd": self.test_cmd}
         row |= {k: v for k, v in explicit.items() if v}
@@ -255,7 +268,7 @@ class AutoinstallTool(_Base):
         if _Schema is not None and isinstance(tool_schema, dict):
             tool_schema = _Schema.model_validate(tool_schema)
         super().__init__(config, tool_schema)
-        names = get_profile(self.settings.profile or "default").names()
+        names = [*get_profile(self.settings.profile or "default").names(), RUN_TESTS]
         if self.settings.tool not in (None, self.name) or self.name not in names:
             msg = (f"tools.yaml entry {self.name!r} (config.tool={self.settings.tool!r}): the schema's name and "
                    f"config.tool must agree and name a tool of the profile: {', '.join(names)}")
@@ -278,12 +291,22 @@ class AutoinstallTool(_Base):
         return instance_id, ToolResponse()
 
     async def execute(self, instance_id: str, parameters: dict[str, Any] | str,
-                      **kwargs: Any) -> tuple[ToolResponse, float, dict[str, Any]]:
-        """Run this tool in the trajectory's container. Returns (observation text, step reward 0.0, metrics
-        duration_s and is_error); the model's mistakes come back as text, never as exceptions."""
+                      **kwargs: Any) -> tuple[ToolResponse, float | None, dict[str, Any]]:
+        """Run this tool in the trajectory's container. Returns (observation text, step reward, metrics
+        duration_s and is_error); the model's mistakes come back as text, never as exceptions. The step reward
+        is 0.0, except in a task's trajectory: run_tests gives the task's outcome (1.0 all pass, else 0.0) and
+        the other tools none, so verl's tool_rewards hold only run_tests results."""
         env = await self._environment(instance_id, kwargs.get("agent_data"))
+        if self.name == RUN_TESTS:
+            reward = await env.areward()
+            failing = [t.test_id for t in reward.tests if t.outcome != "passed"]
+            text = (f"{reward.passed}/{reward.total} of the task's tests pass; reward {reward.value}."
+                    + (f"\nNot passing: {', '.join(failing[:20])}" if failing else "")
+                    + (f"\n{reward.output_tail[-2000:]}" if failing and reward.output_tail else ""))
+            return ToolResponse(text=text), reward.value, {"duration_s": reward.duration_s, "is_error": False}
         obs = await env.astep(self.name, parameters)
-        return ToolResponse(text=obs.output), 0.0, {"duration_s": obs.duration_s, "is_error": obs.is_error}
+        step = None if env.spec.task is not None else 0.0
+        return ToolResponse(text=obs.output), step, {"duration_s": obs.duration_s, "is_error": obs.is_error}
 
     async def calc_reward(self, instance_id: str, **kwargs: Any) -> float:
         """The pass fraction of the row's selected tests, run now in the trajectory's container."""
@@ -339,5 +362,5 @@ def _close_quietly(env: Environment) -> None:
         log.exception("could not remove a verl trajectory's container")
 
 
-__all__ = ["HAVE_VERL", "TRAJECTORY_LABEL", "AutoinstallTool", "CreateKwargs", "ToolConfig", "ToolResponse",
+__all__ = ["HAVE_VERL", "RUN_TESTS", "TRAJECTORY_LABEL", "AutoinstallTool", "CreateKwargs", "ToolConfig", "ToolResponse",
            "UnknownInstanceError", "end_trajectory", "open_trajectories"]

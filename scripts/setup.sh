@@ -54,3 +54,22 @@ if ! command -v harbor >/dev/null 2>&1 && [ ! -x "$HOME/.local/bin/harbor" ]; th
     echo "setup: no Python >= 3.12 found for Harbor; the harbor export checks will fail under CI" >&2
   fi
 fi
+
+# For the task export checks (tests/envs/test_task_clients.py): swebench 5.x, and verl with PyTorch (PyPI's
+# wheels) plus what envs/verl_tool.py imports (not pyproject's packaging pin, which downgrades verl's
+# tensordict), each in a cached tool venv outside the project's own.
+tools="$HOME/.cache/autoinstall/tools"
+tool_py=$(ls -d /root/.pyenv/versions/3.12*/bin/python 2>/dev/null | head -n 1 || true)
+tool_py=${tool_py:-3.12}
+if [ ! -f "$tools/swebench/.ready" ]; then
+  echo "setup: installing swebench 5.x into $tools/swebench"
+  uv venv -q --clear --python "$tool_py" "$tools/swebench"
+  uv pip install -q --python "$tools/swebench/bin/python" 'swebench>=5,<6' && touch "$tools/swebench/.ready"
+fi
+if [ ! -f "$tools/verl/.ready" ]; then
+  echo "setup: installing verl (and PyTorch, a large download) into $tools/verl"
+  uv venv -q --clear --python "$tool_py" "$tools/verl"
+  uv pip install -q --python "$tools/verl/bin/python" verl cachetools uvicorn fastapi docker gitpython typer rich \
+    pyyaml 'tree-sitter>=0.23' tree-sitter-python tree-sitter-javascript tree-sitter-typescript tree-sitter-go \
+    tree-sitter-rust && touch "$tools/verl/.ready"
+fi

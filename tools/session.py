@@ -2,6 +2,11 @@
 
 `call()` is thread-safe: each request gets an id, one reader thread hands every answer to the
 caller waiting for that id, and a dead server or a silent one fails calls instead of hanging them.
+
+The fast path: when the sandbox is a `DirectChannel` (envs/base.py), the host listens on a Unix socket in
+the sandbox's channel directory, the server connects to it from inside, and calls go over that socket,
+skipping the container engine; the exec stream stays open beside it (closing it stops the server) and
+is the fallback whenever the socket cannot be made or reached (`transport` says which one is in use).
 """
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ import hashlib
 import io
 import itertools
 import json
+import secrets
+import socket
 import sys
 import threading
 import zipfile
@@ -17,7 +24,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any, Self
 
-from envs.base import Sandbox, Stream
+from envs.base import DirectChannel, Sandbox, Stream
 from tools.base import ToolError
 
 SERVER_DIR = Path(__file__).parent / "server"
@@ -37,7 +44,7 @@ if not os.path.exists(path):
     with open(tmp, "wb") as f:
         f.write(sys.stdin.buffer.read(size))
     os.replace(tmp, path)
-sys.argv = [path, "--root", root]
+sys.argv = [path, "--root", root] + sys.argv[3:]
 runpy.run_path(path, run_name="__main__")
 """
 """Runs in the sandbox's python3: receives the zipapp over the stream when it is not there yet
@@ -70,17 +77,60 @@ def zipapp_bytes() -> tuple[bytes, str]:
         return _ZIPAPP
 
 
+class UnixStream:
+    """A `Stream` over a connected Unix socket (the direct channel)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._wlock = threading.Lock()
+
+    def send(self, data: bytes) -> None:
+        with self._wlock:
+            self._sock.sendall(data)
+
+    def recv(self) -> bytes:
+        try:
+            return self._sock.recv(262144)
+        except OSError:
+            return b""
+
+    def close(self) -> None:
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+
+
 class ToolSession:
     """One running tool server in one sandbox. Use as `with ToolSession(sandbox) as s:`."""
 
     def __init__(self, sandbox: Sandbox, *, call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
-                 start_timeout: float = START_TIMEOUT_S) -> None:
+                 start_timeout: float = START_TIMEOUT_S, direct: bool = True,
+                 terminal: str = "persistent") -> None:
+        """Args:
+            sandbox: a started sandbox.
+            call_timeout: seconds a call waits for its answer by default.
+            start_timeout: seconds to wait for the server's greeting.
+            direct: use the sandbox's direct channel when it has one (False: the exec stream only).
+            terminal: "persistent" (one shell for the session: cd, variables, jobs carry over) or
+                "fresh" (a new shell per command).
+        """
+        if terminal not in ("persistent", "fresh"):
+            raise ValueError(f"terminal must be 'persistent' or 'fresh', not {terminal!r}")
         self.sandbox = sandbox
         self.call_timeout = call_timeout
         self.start_timeout = start_timeout
+        self.direct = direct
+        self.terminal = terminal
+        self.transport = "stream"
+        """"socket" when calls go over the direct channel, "stream" over the exec stream."""
         self.info: dict[str, Any] = {}
         self._stream: Stream | None = None
+        self._calls: Stream | None = None
+        """Where requests are written: the direct channel's socket, else the exec stream."""
         self._reader: threading.Thread | None = None
+        self._direct_reader: threading.Thread | None = None
         self._pending: dict[int, Future] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -94,22 +144,48 @@ class ToolSession:
         python = sys.executable if self.sandbox.kind == "local" else "python3"
         argv = [python, "-I", "-c", BOOTSTRAP, f"{DEPLOY_DIR}/autoinstall-toolserver-{digest}.pyz",
                 self.sandbox.workdir]
+        listener = None
+        if self.direct and isinstance(self.sandbox, DirectChannel) and (channel := self.sandbox.channel_dir()):
+            name = f"tools-{secrets.token_hex(8)}.sock"
+            if (listener := self.sandbox.listen_channel(name)) is not None:
+                argv += ["--connect", f"{channel}/{name}"]
         self._dead = None
         greeted: Future[Any] = Future()
         self._pending = {0: greeted}
-        self._stream = self.sandbox.open_stream(argv)
-        self._reader = threading.Thread(target=self._read_loop, args=(self._stream,),
-                                        name="toolserver-reader", daemon=True)
-        self._reader.start()
-        greeting = self._greeting(greeted)
-        if greeting.get("need") == "zipapp":  # a fresh sandbox: send the zipapp down the stream
-            greeted = Future()
-            with self._lock:
-                self._pending[0] = greeted
-            self._stream.send(b"%d\n" % len(data) + data)
+        try:
+            self._stream = self.sandbox.open_stream(argv)
+            self._reader = threading.Thread(target=self._read_loop, args=(self._stream,),
+                                            name="toolserver-reader", daemon=True)
+            self._reader.start()
             greeting = self._greeting(greeted)
+            if greeting.get("need") == "zipapp":  # a fresh sandbox: send the zipapp down the stream
+                greeted = Future()
+                with self._lock:
+                    self._pending[0] = greeted
+                self._stream.send(b"%d\n" % len(data) + data)
+                greeting = self._greeting(greeted)
+        except BaseException:
+            if listener is not None:
+                self.sandbox.accept_channel(listener, 0)  # type: ignore[attr-defined]  # closes and removes it
+            raise
         self.info = greeting
+        self._calls = self._stream
+        self.transport = "stream"
+        if listener is not None:
+            self._use_channel(listener, connected=bool(greeting.get("socket")))
         return self
+
+    def _use_channel(self, listener: socket.socket, *, connected: bool) -> None:
+        """Switch calls to the direct channel when the server connected to it from inside the sandbox; stay on
+        the stream otherwise."""
+        sock = self.sandbox.accept_channel(listener, 5.0 if connected else 0)  # type: ignore[attr-defined]
+        if sock is None:
+            return
+        direct = UnixStream(sock)
+        self._direct_reader = threading.Thread(target=self._read_loop, args=(direct,),
+                                               name="toolserver-direct-reader", daemon=True)
+        self._direct_reader.start()
+        self._calls, self.transport = direct, "socket"
 
     def _greeting(self, greeted: Future[Any]) -> dict[str, Any]:
         """Wait on the greeting's own Future: the reader drops it from `_pending` as soon as it arrives."""
@@ -190,7 +266,7 @@ class ToolSession:
             self._pending[rid] = fut
         line = json.dumps({"id": rid, "op": op, "args": args}, separators=(",", ":")) + "\n"
         try:
-            self._stream.send(line.encode())  # type: ignore[union-attr]
+            self._calls.send(line.encode())  # type: ignore[union-attr]
         except OSError as e:
             self._fail_all(f"cannot write to the tool server: {e}")
         timeout = self.call_timeout if call_timeout is None else call_timeout
@@ -203,11 +279,12 @@ class ToolSession:
 
     def close(self) -> None:
         """Stop the server (it exits when its stdin closes). Idempotent."""
-        if self._stream is not None:
-            self._stream.close()
+        for stream in {id(s): s for s in (self._calls, self._stream) if s is not None}.values():
+            stream.close()
         self._fail_all("the session was closed")
-        if self._reader is not None and self._reader is not threading.current_thread():
-            self._reader.join(timeout=5)
+        for reader in (self._reader, self._direct_reader):
+            if reader is not None and reader is not threading.current_thread():
+                reader.join(timeout=5)
 
     def __enter__(self) -> Self:
         return self.start()

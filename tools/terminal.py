@@ -20,10 +20,11 @@ class TerminalArgs(ToolArgs):
 
 
 def run(session: ToolSession, args: TerminalArgs) -> ToolResult:
-    """Run a bash command in the workspace and return its exit code and combined stdout/stderr.
-    Each call starts a fresh shell (no state is kept between calls; `cd` does not carry over, use
-    cwd). Output beyond 32 KB keeps the first and last 16 KB. Processes left in the background
-    are killed when the command finishes; for a long job redirect its output to a file.
+    """Run a bash command in the workspace's shell and return its exit code and combined
+    stdout/stderr. The shell persists for the whole episode: `cd`, exported variables, an activated
+    virtualenv and background jobs carry over to the next call. Output beyond 32 KB keeps the first
+    and last 16 KB. On a timeout the command and everything it started are killed and the shell stays
+    usable; for a long job run it in the background with its output redirected to a file.
 
     Args:
         session: the tool session of the sandbox.
@@ -34,7 +35,7 @@ def run(session: ToolSession, args: TerminalArgs) -> ToolResult:
     """
     timeout = args.timeout_s or DEFAULT_TIMEOUT_S
     res = session.call("terminal", command=args.command, timeout_s=timeout, cwd=args.cwd,
-                       call_timeout=timeout + ANSWER_MARGIN_S)
+                       persistent=session.terminal == "persistent", call_timeout=timeout + ANSWER_MARGIN_S)
     text = res["output"]
     if text and not text.endswith("\n"):
         text += "\n"

@@ -1,5 +1,5 @@
-"""`autoinstall export`: catalogued environments as RL training data (Harbor tasks, SWE-bench rows, verl
-parquet, spec JSON Lines), with their images saved or pushed."""
+"""`autoinstall export`: catalogued environments, or their tasks (--tasks), as RL training data (Harbor tasks,
+SWE-bench rows, verl parquet, JSON Lines), with their images saved or pushed."""
 from __future__ import annotations
 
 from enum import Enum
@@ -27,7 +27,7 @@ class Status(str, Enum):
 
 
 class Task(str, Enum):
-    workspace = "workspace"
+    template = "template"
     env_setup = "env-setup"
 
 
@@ -56,14 +56,23 @@ def export_cmd(
     include_failed: Annotated[bool, typer.Option(
         "--include-failed", help="Export failed environments too (refused otherwise).")] = False,
     task: Annotated[Task, typer.Option(help=(
-        "harbor: start from the verified image (workspace) or from the base image with the bare checkout, "
-        "to be installed by the agent (env-setup)."))] = Task.workspace,
+        "harbor without --tasks: the verified image as a template without a goal (template), or the base image "
+        "with the bare checkout, to be installed by the agent (env-setup)."))] = Task.template,
     images: Annotated[Images, typer.Option(help=(
         "Make the images reachable: `docker save` tarballs in OUT/images/, or push to --registry."))
     ] = Images.none,
     registry: Annotated[str | None, typer.Option(help="Registry HOST:PORT for --images push.")] = None,
     network: Annotated[Network, typer.Option(rich_help_panel=ADVANCED, help=(
         "harbor: the agent's network (no-network needs Harbor's egress sidecar images)."))] = Network.public,
+    tasks: Annotated[bool, typer.Option("--tasks", help=(
+        "Export the environments' tasks (from `autoinstall tasks`): one Harbor task, SWE-bench row, verl row or "
+        "JSON line per bug to fix, scored by its FAIL_TO_PASS and PASS_TO_PASS tests."))] = False,
+    verifier_network: Annotated[Network, typer.Option(rich_help_panel=ADVANCED, help=(
+        "harbor --tasks: the verifier's network (no-network needs Harbor's egress sidecar image)."))
+    ] = Network.no_network,
+    agent_user: Annotated[str, typer.Option(rich_help_panel=ADVANCED, help=(
+        "harbor --tasks: the non-root user the agent runs as (created in the task image); `root` for none."))
+    ] = "agent",
     json_out: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
     """Export environments from the catalog for RL training; OUT/export.json names the format version.
@@ -78,12 +87,14 @@ def export_cmd(
         raise typer.BadParameter("--images push needs --registry HOST:PORT", param_hint="--registry")
     options = ExportOptions(out=out_dir, format=fmt.value, ids=ids or [], status=status.value,
                             include_partial=include_partial, include_failed=include_failed, task=task.value, images=images.value,
-                            registry=registry, network=network.value)
+                            registry=registry, network=network.value, tasks=tasks,
+                            verifier_network=verifier_network.value,
+                            agent_user=None if agent_user == "root" else agent_user)
     manifest = run_export(open_catalog(catalog), options)
     if json_out:
         out.print_json(manifest.model_dump_json())
         return
-    out.print(f"exported {len(manifest.ids)} environments as {manifest.format} to {options.out}",
-              highlight=False)
+    what = f"{len(manifest.tasks)} tasks of {len(manifest.ids)}" if tasks else f"{len(manifest.ids)}"
+    out.print(f"exported {what} environments as {manifest.format} to {options.out}", highlight=False)
     for artifact in manifest.images:
         out.print(f"  {status_of(artifact)}", highlight=False)

@@ -42,5 +42,9 @@ MemoryMb = Annotated[int, typer.Option(
     "--memory-mb", min=256, rich_help_panel=ADVANCED, help="Memory cap of each sandbox, in MiB.")]
 DiskMb = Annotated[int, typer.Option(
     "--disk-mb", min=512, rich_help_panel=ADVANCED, help="What each sandbox may write to its disk, in MiB.")]
+LatestDeps = Annotated[bool, typer.Option(
+    "--latest-deps", rich_help_panel=ADVANCED,
+    help="Resolve dependencies with today's releases instead of as of the commit date (build tools are "
+         "always today's).")]
 TimeBudget = Annotated[float, typer.Option(
     "--time-budget", min=1.0, help="Seconds of install+repair per repository.", rich_help_panel=ADVANCED)]

@@ -15,6 +15,7 @@ from autoinstall.commands.options import (
     Commit,
     DiskMb,
     JsonOut,
+    LatestDeps,
     MaxDeselected,
     MemoryMb,
     Model,
@@ -39,8 +40,7 @@ def run_cmd(
     max_deselected: MaxDeselected = BUILD.max_deselected,
     memory_mb: MemoryMb = BUILD.limits.memory_mb,
     disk_mb: DiskMb = BUILD.limits.disk_mb,
-    as_of_commit: Annotated[bool, typer.Option("--as-of-commit", help="Resolve deps as of the commit date.",
-                                               rich_help_panel=ADVANCED)] = BUILD.as_of_commit,
+    latest_deps: LatestDeps = BUILD.latest_deps,
     rebuild_check: Annotated[bool, typer.Option(
         "--rebuild-check", help="Rebuild from the Dockerfile and verify.", rich_help_panel=ADVANCED)
     ] = BUILD.rebuild_check,
@@ -67,7 +67,7 @@ def run_cmd(
 
     budgets = Budgets(max_repairs=max_repairs, wall_s=wall_s, step_timeout_s=step_timeout)
     options = BuildOptions(model=model, base_url=base_url, commit=commit, out_dir=out_dir,
-                           threshold=threshold, as_of_commit=as_of_commit, rebuild_check=rebuild_check,
+                           threshold=threshold, latest_deps=latest_deps, rebuild_check=rebuild_check,
                            python=python, budgets=budgets, max_deselected=max_deselected,
                            limits=Limits(memory_mb=memory_mb, disk_mb=disk_mb))
     with Progress(err, quiet=json_out, verbose=verbose, log_name="run") as progress:

@@ -14,6 +14,7 @@ from autoinstall.options import Budgets
 from autoinstall.plan.agent_tools import tools_in, wants_tools
 from autoinstall.plan.models.chat_client import ModelError
 from autoinstall.verify.checks import judge, run_check, run_failure_class
+from autoinstall.verify.leftout import hang_deselections, uncollectable_deselections
 from envs.base import ExecResult, Sandbox
 from envs.errors import SandboxLimitError
 from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord
@@ -51,7 +52,7 @@ class InstallResult(BaseModel):
 
 
 class _Restart(Exception):
-    """Start over on another interpreter."""
+    """Start over: on another interpreter, or because a variable every step resolved under changed."""
 
 
 class _ModelFailed(Exception):
@@ -151,7 +152,10 @@ class Installer:
     def _apply_common(self, repair: Repair, output: str) -> None:
         """Repairs that change the environment rather than the step list."""
         if repair.kind == "set_env":
+            changed = any(k in self.result.env and self.result.env[k] != v for k, v in repair.env.items())
             self.result.env.update(repair.env)
+            if changed:  # the steps so far ran under the old value (a cutoff date): run them all again
+                raise _Restart
         elif repair.kind == "switch_python":
             self.result.python = repair.python or self.result.python
             raise _Restart
@@ -176,6 +180,28 @@ class Installer:
             self.report("repair", f"deselection refused, no failing test shows why: {', '.join(repair.tests[:3])}")
             return None
         return repair.model_copy(update={"tests": kept})
+
+    def _leave_out(self, deselections: list[Deselection], entry: StepLog) -> None:
+        """Deselect on the builder's own evidence (hangs, uncollectable files), recorded as a repair."""
+        repair = Repair(kind="deselect", tests=[d.test for d in deselections],
+                        reason="; ".join(f"{d.test}: {d.reason}" for d in deselections)[:1000])
+        entry.repair = repair
+        self.result.repairs.append(repair)
+        self.result.deselected += deselections
+        self.report("repair", repair.reason)
+
+    def _leave_out_uncollectable(self, entry: StepLog) -> bool:
+        """Once no repair helps a failing collection: leave out the few files that fail it, if that is all."""
+        command = test_command(self.plan)
+        if self.plan.test_runner != "pytest" or command is None or self.sandbox is None:
+            return False
+        found, why_not = uncollectable_deselections(self.sandbox, command, self.result.deselected, self.repo,
+                                                    self.budgets.step_timeout_s, self.result.env or None)
+        if found:
+            self._leave_out(found, entry)
+        else:
+            self.report("fail", f"collection errors not left out: {why_not}")
+        return bool(found)
 
     def _add_stub(self, repair: Repair, output: str) -> None:
         assert self.sandbox is not None and repair.distribution and repair.import_name
@@ -249,13 +275,16 @@ class Installer:
         checks: list[CheckResult] = []
         self._network(False)
         for check in self._pre_checks():
-            result = run_check(self.sandbox, check, self.budgets.step_timeout_s, self.result.env)
+            result = run_check(self.sandbox, check, self.budgets.step_timeout_s, self.result.env,
+                               self.result.deselected)
             checks.append(result)
             if result.ok or not check.required:
                 continue
             entry = self._record(check.command, "check", result.exit_code, result.duration_s, result.output_tail)
             output = ExecResult(exit_code=result.exit_code, stdout=result.output_tail)
             repair = self._ask_model(Step(command=check.command, why=check.why), "check", output, entry)
+            if repair is None and check.kind == "collect" and self._leave_out_uncollectable(entry):
+                return checks, None, True
             if repair is None:
                 cls = "collection_failed" if check.kind == "collect" else "install_failed"
                 return checks, Failure(failure_class=cls, message=f"check {check.name!r} failed",
@@ -268,7 +297,11 @@ class Installer:
         assert self.sandbox is not None
         self._network(False)
         run = run_tests(self.sandbox, test_command(self.plan), self.plan.test_runner, self.result.deselected,
-                        self.budgets.test_timeout_s, self.result.env)
+                        self.budgets.test_timeout_s, self.result.env, self.budgets.per_test_timeout_s)
+        if hangs := hang_deselections(run, self.result.deselected):  # every run would wait for them again
+            self._leave_out(hangs, self._record("<tests> tests hang", "tests", run.exit_code, run.duration_s,
+                                                run.output_tail))
+            return None, False
         ok, reason = judge(checks, [run], self.budgets.threshold)
         if ok or self.plan.test_runner == "none":
             return None, True
@@ -281,6 +314,8 @@ class Installer:
                                  [r.test_id for r in run.results])
         if repair is not None and repair.kind == "deselect":
             repair = self._with_evidence(repair, failed)
+        if repair is None and not run.collection_ok and not run.timed_out and self._leave_out_uncollectable(entry):
+            return None, False
         if repair is None:
             return Failure(failure_class=run_failure_class(run), message=reason, evidence=run.output_tail[-1500:]), True
         failure = self._add_steps(repair)

@@ -1,7 +1,8 @@
 """Stage 5, verify: a fresh container from the image, network off, the checks once and the tests twice.
 
-Files: `checks.py` (run a check, judge runs against the threshold, flaky tests), `verdict.py` (status and
-failure class of a spec).
+Files: `checks.py` (run a check, judge runs against the threshold, flaky tests, the suite's size),
+`verdict.py` (status and failure class of a spec), `leftout.py` (tests that hang and files that cannot be
+collected, which the install loop deselects on that evidence and the cap counts).
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def verify_image(spec: EnvSpec, options: BuildOptions, factory: SandboxFactory,
         frozen = ecosystem.freeze(sandbox)
         verification = verify(sandbox, spec.plan, spec.deselected, runs=options.verify_runs,
                               threshold=options.threshold, timeout_s=options.budgets.test_timeout_s,
-                              max_deselected=options.max_deselected)
+                              max_deselected=options.max_deselected,
+                              per_test_timeout_s=options.budgets.per_test_timeout_s)
     return frozen, verification
 
 

@@ -1,6 +1,7 @@
 """Stage 5, verify: run the plan's checks once and its tests twice in a sandbox, and judge the result."""
 from __future__ import annotations
 
+import shlex
 import time
 
 from envs.base import Sandbox
@@ -16,24 +17,52 @@ from envs.spec import (
     TestRun,
     Verification,
 )
-from envs.testrun import DEFAULT_COMMANDS, collect_count, collects, run_tests, test_command
+from envs.testrun import DEFAULT_COMMANDS, collect_count, collects, run_tests, selection_args, test_command
 
 KILLED = 137
 """Exit status of a process ended by SIGKILL: the kernel's OOM killer inside a memory-limited sandbox."""
 
 
 def run_failure_class(run: TestRun) -> FailureClass:
-    """Why a test run that did not pass failed: timeout, memory, collection, or the tests themselves."""
+    """Why a test run that did not pass failed: timeout, memory, collection (none ran), or the tests."""
     if run.timed_out:
         return "tests_timeout"
     if run.exit_code == KILLED and not run.collection_ok:
         return "memory_limit"
-    return "collection_failed" if not run.collection_ok else "tests_failing"
+    return "collection_failed" if not run.collection_ok or not reported_tests(run) else "tests_failing"
 
 
-def run_check(sandbox: Sandbox, check: Check, timeout_s: float, env: dict[str, str] | None = None) -> CheckResult:
-    result = sandbox.exec(check.command, timeout=timeout_s, env=env)
-    return CheckResult(name=check.name, kind=check.kind, command=check.command, required=check.required,
+def reported_tests(run: TestRun) -> bool:
+    """True when the run named or counted at least one test (skipped ones included)."""
+    return bool(run.results) or any(run.counts.get(k, 0) for k in ("passed", "failed", "error", "skipped"))
+
+
+def empty_run_reason(run: TestRun, collection: Collection | None) -> str:
+    """Why a run that reported no test at all is not a verification, with what it printed."""
+    lines = [ln for ln in run.output_tail.strip().splitlines() if ln.strip()]
+    printed = f"its last line: {lines[-1].strip()[:200]!r}" if lines else "it printed nothing"
+    reason = f"the test command reported no test at all (exit {run.exit_code}; {printed})"
+    if collection is not None and collection.command == 0:
+        reason += ": the suite collects no tests"
+    elif collection is not None and collection.selected == 0:
+        reason += f": every one of its {collection.command} tests is deselected"
+    notes = "; ".join(collection.notes) if collection is not None else ""
+    return reason + (f" ({notes})" if notes else "")
+
+
+def check_command(check: Check, deselected: list[Deselection]) -> str:
+    """The check's command; pytest's collection check leaves out what the test run leaves out, so that a file
+    deselected because it cannot be collected does not fail the check either."""
+    if check.kind == "collect" and deselected and "pytest" in check.command and "--collect-only" in check.command:
+        return " ".join([check.command, *(shlex.quote(a) for a in selection_args(deselected))])
+    return check.command
+
+
+def run_check(sandbox: Sandbox, check: Check, timeout_s: float, env: dict[str, str] | None = None,
+              deselected: list[Deselection] | None = None) -> CheckResult:
+    command = check_command(check, deselected or [])
+    result = sandbox.exec(command, timeout=timeout_s, env=env)
+    return CheckResult(name=check.name, kind=check.kind, command=command, required=check.required,
                        ok=result.ok, exit_code=result.exit_code, duration_s=result.duration_s,
                        output_tail=result.output[-2000:])
 
@@ -108,6 +137,8 @@ def judge(checks: list[CheckResult], runs: list[TestRun], threshold: float,
     if last.exit_code == KILLED and not last.collection_ok:
         return False, ("the test run was killed (exit 137): most likely by the sandbox's memory limit "
                        "(--memory-mb raises it)")
+    if not reported_tests(last):
+        return False, empty_run_reason(last, collection)
     if not last.collection_ok:
         return False, f"test collection failed (exit {last.exit_code})"
     if narrow := narrow_suite(collection, max_deselected):
@@ -132,17 +163,20 @@ def flaky_tests(runs: list[TestRun]) -> list[str]:
 
 def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs: int = 2,
            threshold: float = DEFAULT_THRESHOLD, timeout_s: float = 1800, env: dict[str, str] | None = None,
-           max_deselected: float = DEFAULT_MAX_DESELECTED) -> Verification:
-    """Run checks once and the tests `runs` times; the last run decides, differing outcomes are flaky."""
+           max_deselected: float = DEFAULT_MAX_DESELECTED, per_test_timeout_s: float | None = None) -> Verification:
+    """Run checks once and the tests `runs` times; the last run decides, differing outcomes are flaky.
+
+    Each test may run `per_test_timeout_s` (None: run_tests' default) before it is stopped and fails."""
     started = time.monotonic()
-    checks = [run_check(sandbox, c, timeout_s, env) for c in plan.checks if c.kind not in ("tests", "collect")
-              or (c.kind == "collect" and collects(plan.test_runner))]
+    checks = [run_check(sandbox, c, timeout_s, env, deselected) for c in plan.checks
+              if c.kind not in ("tests", "collect") or (c.kind == "collect" and collects(plan.test_runner))]
     collection = count_suite(sandbox, plan, deselected, timeout_s, env)
     test_runs = []
     if test_command(plan) is not None:
         for _ in range(runs):
             remaining = max(60.0, timeout_s - (time.monotonic() - started))
-            test_runs.append(run_tests(sandbox, test_command(plan), plan.test_runner, deselected, remaining, env))
+            test_runs.append(run_tests(sandbox, test_command(plan), plan.test_runner, deselected, remaining, env,
+                                       per_test_timeout_s))
     ok, reason = judge(checks, test_runs, threshold, collection, max_deselected)
     return Verification(verified=ok, reason=reason, checks=checks, runs=test_runs, flaky=flaky_tests(test_runs),
                         threshold=threshold, max_deselected=max_deselected, collection=collection,
@@ -170,4 +204,20 @@ def count_suite(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], tim
     else:
         collection.default = collection.command
     collection.notes = [n for n in notes if n]
+    return with_uncollected(collection, deselected)
+
+
+def with_uncollected(collection: Collection, deselected: list[Deselection]) -> Collection:
+    """Add the tests of files deselected because they cannot be collected (a static count) to the suite's size:
+    the runner never counted them, and left out they must still count against the deselection cap."""
+    uncollected = sum(d.uncollected or 0 for d in deselected)
+    if not uncollected:
+        return collection
+    files = sum(1 for d in deselected if d.uncollected)
+    if collection.command is not None:
+        collection.command += uncollected
+    if collection.default:
+        collection.default += uncollected
+    collection.notes.append(f"{uncollected} tests in {files} files that cannot be collected are counted as "
+                            "deselected (a static count of their test functions)")
     return collection

@@ -21,5 +21,8 @@ def judge_spec(spec: EnvSpec, verification: Verification) -> None:
         last = verification.last_run
         narrow = last.collection_ok and not last.timed_out and narrow_suite(verification.collection,
                                                                             verification.max_deselected)
-        spec.failure = Failure(failure_class="narrow_suite" if narrow else run_failure_class(last),
-                               message=verification.reason, evidence=last.output_tail[-1500:])
+        failure_class = "narrow_suite" if narrow else run_failure_class(last)
+        if failure_class == "tests_timeout":  # verification's own run: the installed suite did pass in time
+            failure_class = "verify_timeout"
+        spec.failure = Failure(failure_class=failure_class, message=verification.reason,
+                               evidence=last.output_tail[-1500:])

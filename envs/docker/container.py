@@ -11,6 +11,7 @@ import docker.errors
 from pydantic import Field
 
 from envs.base import LABEL, SandboxSpec
+from envs.docker.channel import CHANNEL_MOUNT
 from envs.docker.engine import CA_ENV, CA_PATH, CAPS, KIND_LABEL, PROXY_VARS, _default_ca_bundle, _engine_info
 
 
@@ -40,14 +41,18 @@ class DockerSandboxConfig(SandboxSpec):
     """How often the disk watchdog measures what the container wrote."""
     pull: Literal["never", "missing"] = "missing"
     """Pull a REGISTRY/NAME:TAG image that is not on this engine (e.g. pushed by `batch --executor ray`)."""
+    channel: bool = False
+    """Give the sandbox a direct channel (envs/docker/channel.py): a private host directory mounted read-only
+    at /run/autoinstall-tools, where the tool server connects to the host's Unix socket: calls skip dockerd."""
 
 
 def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image: str,
                      cache_volume: str | None = None, network: str = "bridge",
-                     labels: dict[str, str] | None = None) -> str:
+                     labels: dict[str, str] | None = None, channel: Path | None = None) -> str:
     """Create (not start) a container running `sleep infinity` from `image` under `c`; returns its id.
 
     `cache_volume`: the sandbox's own overlay over `c.cache_dir` (layered mode), mounted at /cache.
+    `channel`: the sandbox's private channel directory on the host, mounted at CHANNEL_MOUNT.
     """
     api = client.api
     volumes = {}
@@ -58,6 +63,8 @@ def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image:
     elif c.cache_dir and c.cache_mode == "shared":
         c.cache_dir.mkdir(parents=True, exist_ok=True)
         volumes[str(c.cache_dir.resolve())] = {"bind": "/cache", "mode": "rw"}
+    if channel is not None:
+        volumes[str(channel)] = {"bind": CHANNEL_MOUNT, "mode": "ro"}
     info = _engine_info(client, c.base_url)
     ncpu = float(info.get("NCPU") or 1)
     status = dict(info.get("DriverStatus") or [])
@@ -99,6 +106,7 @@ def container_env(c: DockerSandboxConfig) -> dict[str, str]:
     if c.cache_dir:
         env |= {"UV_CACHE_DIR": "/cache/uv", "PIP_CACHE_DIR": "/cache/pip", "UV_LINK_MODE": "copy"}
         env |= go_cache_env(c.cache_mode) | cargo_cache_env()
+        env |= {"npm_config_cache": "/cache/npm"}  # npm's content-addressed cache: safe to share read-only
     return env | c.env
 
 

@@ -21,6 +21,7 @@ import docker.errors
 from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, move_into, pump, root_owned
 from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult
 from envs.docker.cachelayer import create_cache_layer, remove_cache_layer
+from envs.docker.channel import ChannelMixin
 from envs.docker.container import DockerSandboxConfig, create_container
 from envs.docker.diskwatch import DiskWatch
 from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone
@@ -38,14 +39,12 @@ When the command ends, however it ends, what is left of its group (led by timeou
 forking or holding pids) is swept with KILL, which no fork escapes, so the next command can run. Daemons that
 start a session of their own (pg_ctl, redis --daemonize) are not in the group. Builtins only: forking may be
 impossible at that point."""
-
-
 RESOLV_SAVED = "/var/tmp/.autoinstall-resolv.conf"
 INSTANCE_LABEL = "autoinstall.sandbox"
 
 
-class DockerSandbox:
-    """A Sandbox backed by one container running `sleep infinity`; see envs/base.py for the contract."""
+class DockerSandbox(ChannelMixin):
+    """A Sandbox (a DirectChannel too) backed by one container running `sleep infinity`; see envs/base.py."""
 
     kind = "docker"
 
@@ -83,6 +82,7 @@ class DockerSandbox:
                 self._base_size = int(image.get("Size") or 0)
                 if self.config.cache_dir and self.config.cache_mode == "layered":
                     self._cache_layer = create_cache_layer(self._client.api, self.config.cache_dir)
+                self._open_channel(self.config.channel)
                 self._create(self.config.image)
         except BaseException:
             with suppress(EnvError):
@@ -103,6 +103,7 @@ class DockerSandbox:
         if layer and self._client:
             with self._engine("stop"):
                 remove_cache_layer(self._client.api, *layer)
+        self._close_channel()
         if self._client:
             self._client.close()
             self._client = None
@@ -152,7 +153,8 @@ class DockerSandbox:
         size = int(api.inspect_image(image).get("Size") or 0) if image != self.config.image else self._base_size
         self.committed = max(0, size - self._base_size)
         self._net = sandbox_network(api, self.config.base_url)
-        self._cid = cid = create_container(self._client, self.config, image, volume, self._net, self._instance)
+        self._cid = cid = create_container(self._client, self.config, image, volume, self._net, self._instance,
+                                           channel=self._channel_host)
         if not self._network:
             api.disconnect_container_from_network(cid, self._net)
         api.start(cid)

@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.catalog import Catalog, CatalogError, EnvRecord
-from envs.spec import EnvSpec
+from envs.spec import EnvSpec, SourceRecord
 from envs.testrun import test_command
 
 EXPORT_VERSION = 1
@@ -18,7 +18,7 @@ MANIFEST_NAME = "export.json"
 WORKDIR = "/workspace"
 """Where the repository lives in every environment image (autoinstall/templates/env.Dockerfile)."""
 Format = Literal["harbor", "swebench", "verl", "jsonl"]
-TaskKind = Literal["workspace", "env-setup"]
+TaskKind = Literal["template", "env-setup"]
 ImagesMode = Literal["none", "save", "push"]
 
 
@@ -40,14 +40,25 @@ class ExportOptions(BaseModel):
     """Export partial environments too (their suites run and pass, but with more than the cap deselected)."""
     include_failed: bool = False
     """Export failed environments too (refused otherwise)."""
-    task: TaskKind = "workspace"
-    """Harbor only: start from the verified image, or from the base image with the bare checkout."""
+    task: TaskKind = "template"
+    """Harbor only, without tasks: `template` starts from the verified image and has no goal (a template to put a
+    goal into, not a training task: doing nothing scores 1); `env-setup` starts from the base image with the
+    bare checkout, to be installed."""
     network: Literal["public", "no-network"] = "public"
     """Harbor only: the agent's network. Harbor's docker environment enforces no-network with an egress
     sidecar whose images come from Docker Hub, so public is the default that runs everywhere."""
     images: ImagesMode = "none"
     registry: str | None = None
     """HOST:PORT of the registry for images=push."""
+    tasks: bool = False
+    """Export the environments' tasks (bugs with FAIL_TO_PASS tests, from `autoinstall tasks`), one Harbor task,
+    SWE-bench row or verl row per task, instead of one per environment."""
+    verifier_network: Literal["public", "no-network"] = "no-network"
+    """Harbor tasks: the verifier's network (Harbor's docker environment enforces no-network with its egress
+    sidecar, an image from Docker Hub; pass public where that image cannot be had)."""
+    agent_user: str | None = "agent"
+    """Harbor tasks: the non-root user the agent runs as (created in the task image, owning the workdir);
+    None = the image's default user (root)."""
 
 
 class ImageArtifact(BaseModel):
@@ -61,6 +72,8 @@ class ImageArtifact(BaseModel):
     """Path of its `docker save` tarball, relative to OUT (images=save)."""
     error: str = ""
     """Why saving or pushing it failed (the rest of the export is kept)."""
+    context: str | None = None
+    """Tasks: the build context (relative to OUT) the export built this image from (bug state on the env)."""
 
 
 class ExportManifest(BaseModel):
@@ -74,6 +87,10 @@ class ExportManifest(BaseModel):
     files: list[str] = Field(default_factory=list)
     """What was written, relative to OUT."""
     task: TaskKind | None = None
+    tasks: list[str] = Field(default_factory=list)
+    """Task instance ids, in export order (export --tasks)."""
+    verification: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """Per catalog id: collected, passed, deselected and flaky tests at verification."""
     images_mode: ImagesMode = "none"
     images: list[ImageArtifact] = Field(default_factory=list)
     registry: str | None = None
@@ -101,10 +118,39 @@ class Entry:
         """The tests that passed at verification, minus flaky ones (a fresh episode scores 1.0 on them)."""
         verification = self.spec.verification
         last = verification.last_run if verification else None
-        if last is None or verification is None:
-            return []
+        if last is None or verification is None or self.spec.plan.test_runner != "pytest":
+            return []  # the exports' scorers read pytest's JUnit report only: other runners' ids cannot be scored
         flaky = set(verification.flaky)
         return [r.test_id for r in last.results if r.outcome == "passed" and r.test_id not in flaky]
+
+
+def repo_name(source: SourceRecord) -> str:
+    """`owner/name` of a repository URL (https, ssh or git@host:owner/name), else the checkout's name: never
+    a path of the machine that built the environment."""
+    repo = source.repo.strip().rstrip("/").removesuffix(".git")
+    match = re.match(r"^(?:[a-z][a-z0-9+.-]*://[^/]+/|[^/@\s]+@[^:/\s]+:)(?P<path>.+)$", repo)
+    if match:
+        parts = [p for p in match.group("path").split("/") if p]
+        return "/".join(parts[-2:]) if len(parts) >= 2 else source.repo.strip()
+    mirror = re.search(r"([A-Za-z0-9_.-]+)\+([A-Za-z0-9_.-]+)(?:/repo)?$", repo)  # OWNER+NAME mirrors
+    if mirror:
+        return f"{mirror.group(1)}/{mirror.group(2)}"
+    return source.name
+
+
+def verification_counts(spec: EnvSpec) -> dict[str, int]:
+    """What verification saw, for every format's metadata: collected, passed, deselected and flaky tests."""
+    verification = spec.verification
+    if verification is None:
+        return {"collected": 0, "passed": 0, "deselected": len(spec.deselected), "flaky": 0}
+    last = verification.last_run
+    collection = verification.collection
+    collected = (collection.selected if collection and collection.selected is not None else
+                 len(last.results) if last else 0)
+    deselected = collection.deselected if collection and collection.deselected is not None else len(spec.deselected)
+    flaky = set(verification.flaky)
+    passed = sum(r.outcome == "passed" and r.test_id not in flaky for r in last.results) if last else 0
+    return {"collected": collected, "passed": passed, "deselected": deselected, "flaky": len(flaky)}
 
 
 def format_version(fmt: str) -> str:

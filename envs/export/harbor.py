@@ -2,8 +2,10 @@
 
     instruction.md  task.toml  environment/Dockerfile  tests/test.sh (+ scorer, selection)  solution/solve.sh
 
-`workspace`: the agent starts from the verified image; a separate verifier container (a fresh copy of the
-image, with the agent's /workspace restored into it as an artifact) runs the verification tests.
+`template`: the agent starts from the verified image; a separate verifier container (a fresh copy of the
+image, with the agent's /workspace restored into it as an artifact) runs the verification tests. It has no
+goal (its oracle changes nothing and an agent that does nothing scores 1), so it is a template to put a goal
+into, not a task to train on: tasks with goals come from `export --tasks` (envs/export/harbor_tasks.py).
 `env-setup`: the agent starts from the base image with the bare checkout and must install it; the oracle
 replays the recorded steps; the verifier runs the suite in the agent's own container, since the installed
 environment is what is graded (so task.toml tells `harbor lint` to expect a shared verifier).
@@ -19,7 +21,16 @@ from string import Template
 from typing import Any
 
 from envs.base import Limits
-from envs.export.common import WORKDIR, Entry, ExportError, ExportOptions, TaskKind, format_version
+from envs.export.common import (
+    WORKDIR,
+    Entry,
+    ExportError,
+    ExportOptions,
+    TaskKind,
+    format_version,
+    repo_name,
+    verification_counts,
+)
 from envs.runtime import PLUGIN, PLUGIN_SOURCE
 from envs.testrun import pytest_args
 
@@ -36,7 +47,7 @@ def _template(name: str) -> Template:
 
 def images_for(entries: list[Entry], task: TaskKind) -> list[str]:
     """The image each task starts from: the verified image, or (env-setup) the base image."""
-    return [(e.spec.image if task == "workspace" else e.spec.base_image) or "" for e in entries]
+    return [(e.spec.image if task == "template" else e.spec.base_image) or "" for e in entries]
 
 
 def _context_repo(entry: Entry) -> Path:
@@ -53,14 +64,14 @@ def check_setup_sources(entries: list[Entry]) -> None:
     if missing:
         names = ", ".join(f"{e.record.id} ({e.record.name}: {_context_repo(e)})" for e in missing)
         msg = (f"env-setup tasks need the checkout each environment was built from, and it is gone for: "
-               f"{names}. Rebuild those environments, leave them out with --id, or export --task workspace.")
+               f"{names}. Rebuild those environments, leave them out with --id, or export --task template.")
         raise ExportError(msg)
 
 
 def _values(entry: Entry, task: TaskKind, image: str, network: str = "public") -> dict[str, str]:
     spec = entry.spec
     required = [c.name for c in spec.plan.checks if c.required and c.kind != "tests"]
-    return {"name": spec.source.name, "repo": spec.source.repo, "workdir": WORKDIR, "image": image,
+    return {"name": spec.source.name, "repo": repo_name(spec.source), "workdir": WORKDIR, "image": image,
             "revision": f"commit {spec.source.commit}" if spec.source.commit else "an uncommitted checkout",
             "python": spec.python or spec.plan.python, "test_command": entry.test_command,
             "network": "off" if network == "no-network" else "on", "checks": ", ".join(required) or "none",
@@ -77,27 +88,35 @@ def _exports(env: dict[str, str]) -> str:
     return "".join(f"export {k}={shlex.quote(v)}\n" for k, v in sorted(env.items()))
 
 
-def test_script(entry: Entry) -> str:
-    """tests/test.sh: the required checks, then the test command (pytest: the selection and deselections)."""
+def test_script(entry: Entry, selection: list[str] | None = None, *, require_all: bool = False,
+                command: str | None = None, env: dict[str, str] | None = None, prepare: str = "") -> str:
+    """tests/test.sh: the required checks, then the test command (pytest: the selection and deselections).
+
+    selection: the tests in tests/selected.txt (default: those that passed at verification, minus flaky ones).
+    require_all: the reward is 1 when every selected test passes, else 0 (tasks), not the pass fraction.
+    prepare: shell lines run in the workdir before the checks (tasks: put the task's test files back).
+    """
     spec = entry.spec
+    selected = entry.pass_to_pass if selection is None else selection
     log = "/logs/verifier/checks.log"
     checks = "\n".join(
         f"if ! bash -c {shlex.quote(c.command)} >> {log} 2>&1; then\n"
         f"  echo {shlex.quote('required check failed: ' + c.name)} >> {log}; checks_ok=0\nfi"
         for c in spec.plan.checks if c.required and c.kind != "tests")
-    command = entry.test_command
+    command = command or entry.test_command
     if spec.plan.test_runner == "pytest":
-        if entry.pass_to_pass:
+        if selected:
             command = (f'export PYTHONPATH=/tests"${{PYTHONPATH:+:$PYTHONPATH}}" '
                        f"AUTOINSTALL_SELECT=/tests/selected.txt; {command} -p {PLUGIN}")
         command = f"{command} {pytest_args(spec.deselected, JUNIT)}"
     run = f"bash -c {shlex.quote(command)} > /logs/verifier/test-output.txt 2>&1\nstatus=$?"
-    return _template("test.sh").substitute(_values(entry, "workspace", ""), env=_exports(spec.env),
-                                           checks=checks, run_tests=run)
+    return _template("test.sh").substitute(_values(entry, "template", ""), env=_exports(spec.env if env is None else env),
+                                           checks=checks, run_tests=run, prepare=prepare,
+                                           score_flags=" --require-all" if require_all else "")
 
 
 def solve_script(entry: Entry, task: TaskKind) -> str:
-    """solution/solve.sh: nothing for workspace tasks; the recorded steps, in order, for env-setup."""
+    """solution/solve.sh: nothing for templates; the recorded steps, in order, for env-setup."""
     steps = "\n".join(f"bash -c {shlex.quote(s.command)}" for s in entry.spec.steps)
     return _template(f"solve-{task}.sh").substitute(_values(entry, task, ""), env=_exports(entry.spec.env),
                                                     steps=steps, count=str(len(entry.spec.steps)))
@@ -114,27 +133,28 @@ def task_config(entry: Entry, task: TaskKind, image: str, *, network: str = "pub
         "build_timeout_sec": 600.0, "cpus": limits.cpus, "memory_mb": limits.memory_mb,
         "storage_mb": limits.disk_mb, "network_mode": network,
         "workdir": WORKDIR}
-    if task == "workspace":
+    if task == "template":
         environment["docker_image"] = image
     metadata: dict[str, Any] = {
         "autoinstall_format": format_version("harbor"), "autoinstall_id": entry.record.id, "task_kind": task,
-        "repo": spec.source.repo, "commit": spec.source.commit or "", "revision": spec.source.revision,
-        "image": image, "test_command": entry.test_command, "verification_checks": checks}
+        "repo": repo_name(spec.source), "commit": spec.source.commit or "", "revision": spec.source.revision,
+        "image": image, "test_command": entry.test_command, "verification_checks": checks,
+        "verification": verification_counts(spec)}
     if task == "env-setup":
         metadata["harbor"] = {"lint": {"ignore": ["shared-verifier"]}}
     config: dict[str, Any] = {"schema_version": SCHEMA_VERSION}
-    if task == "workspace":
+    if task == "template":
         config["artifacts"] = [WORKDIR]
-    workspace = task == "workspace"
-    suffix, goal = ("", "keep its tests passing") if workspace else ("-setup", "install it so its tests pass")
+    suffix, goal = (("-template", "a template without a goal (its tests already pass)") if task == "template"
+                    else ("-setup", "install it so its tests pass"))
     config |= {
         "task": {"name": f"autoinstall/{entry.slug}{suffix}",
                  "description": f"{spec.source.name}: {goal}",
                  "keywords": ["autoinstall", task]},
         "metadata": metadata,
         "verifier": {"timeout_sec": float(max(600, math.ceil(test_s * 10) + 120)),
-                     "environment_mode": "separate" if task == "workspace" else "shared"},
-        "agent": {"timeout_sec": float(1800 if task == "workspace"
+                     "environment_mode": "separate" if task == "template" else "shared"},
+        "agent": {"timeout_sec": float(1800 if task == "template"
                                        else max(1800, math.ceil(spec.timings.install_s * 4)))},
         "environment": environment}
     return config
@@ -197,7 +217,7 @@ def write(entries: list[Entry], out: Path, refs: dict[str, str], options: Export
     images = images_for(entries, options.task)
     names = []
     for entry, image in zip(entries, images, strict=True):
-        name = entry.slug if options.task == "workspace" else f"{entry.slug}-setup"
+        name = f"{entry.slug}-template" if options.task == "template" else f"{entry.slug}-setup"
         write_task(entry, options.task, refs[image], out / name, options.network)
         names.append(name)
     return names

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from envs.export.common import WORKDIR, Entry, format_version
+from envs.export.common import WORKDIR, Entry, format_version, repo_name, verification_counts
+from envs.spec import TestRunner
 
 if TYPE_CHECKING:
     from envs.export.common import ExportOptions
@@ -30,11 +31,13 @@ class SwebenchRow(BaseModel):
     FAIL_TO_PASS: list[str] = Field(default_factory=list)
     image_name: str
     test_cmd: str
-    test_runner: Literal["pytest", "unittest", "custom", "none"]
+    test_runner: TestRunner
     workdir: str = WORKDIR
     env: dict[str, str] = Field(default_factory=dict)
     deselected: list[str] = Field(default_factory=list)
     """Tests or files left out at verification (broken or flaky there)."""
+    verification: dict[str, int] = Field(default_factory=dict)
+    """collected, passed, deselected and flaky tests at verification."""
     autoinstall_id: str
     autoinstall_format: str = format_version("swebench")
 
@@ -43,11 +46,11 @@ def row(entry: Entry, image: str) -> SwebenchRow:
     spec, record = entry.spec, entry.record
     revision = spec.source.commit or spec.source.revision
     return SwebenchRow(
-        instance_id=entry.slug, repo=spec.source.repo, base_commit=revision, version=spec.source.revision,
+        instance_id=entry.slug, repo=repo_name(spec.source), base_commit=revision, version=spec.source.revision,
         environment_setup_commit=revision, created_at=spec.source.commit_date or spec.created_at,
         PASS_TO_PASS=entry.pass_to_pass, image_name=image, test_cmd=entry.test_command,
         test_runner=spec.plan.test_runner, env=spec.env, deselected=[d.test for d in spec.deselected],
-        autoinstall_id=record.id)
+        verification=verification_counts(spec), autoinstall_id=record.id)
 
 
 def write(entries: list[Entry], out: Path, refs: dict[str, str], options: ExportOptions) -> list[str]:

@@ -14,7 +14,7 @@ import yaml
 from pydantic import BaseModel
 
 from envs.export import swebench
-from envs.export.common import WORKDIR, Entry, ExportError, ExportOptions, format_version
+from envs.export.common import WORKDIR, Entry, ExportError, ExportOptions, format_version, verification_counts
 from envs.export.harbor import instruction
 from tools import openai_schemas
 
@@ -61,11 +61,12 @@ def row(entry: Entry, index: int, image: str) -> VerlRow:
     return VerlRow(
         data_source=DATA_SOURCE,
         prompt=[{"role": "system", "content": SYSTEM_PROMPT.format(workdir=WORKDIR)},
-                {"role": "user", "content": instruction(entry, "workspace")}],
+                {"role": "user", "content": instruction(entry, "template")}],
         ability=ABILITY,
         reward_model={"style": "rule", "ground_truth": json.dumps(selection)},
         extra_info={"index": index, "instance_id": runtime_row.instance_id, "autoinstall_id": entry.record.id,
                     "format": format_version("verl"), "need_tools_kwargs": True,
+                    "verification": verification_counts(entry.spec),
                     "tools_kwargs": {name: {"create_kwargs": create} for name in tool_names()}})
 
 

@@ -14,9 +14,11 @@ from pydantic import BaseModel
 from envs.base import LABEL
 from envs.docker import DockerSandbox
 from envs.errors import EnvNotStartedError
-from envs.runtime.episode import Episode, end_episode, executor, start_episode
+from envs.runtime.episode import Episode, end_episode, executor, fork_episode, start_episode
 from envs.runtime.reward import Reward, run_reward, write_plugin
 from envs.runtime.spec import RuntimeSpec
+from envs.runtime.taskstate import apply_bug, task_reward
+from envs.task import Task
 from tools.profiles import get_profile
 from tools.session import DEFAULT_CALL_TIMEOUT_S, ToolSession
 
@@ -53,6 +55,7 @@ class Environment:
         prestart: bool = False,
         labels: dict[str, str] | None = None,
         base_url: str | None = None,
+        terminal: str = "persistent",
     ) -> None:
         """Args:
             spec: what to start (see RuntimeSpec's constructors).
@@ -62,6 +65,8 @@ class Environment:
                 reset() only swaps them in (one idle container more per environment, ~10 MiB).
             labels: extra labels on the containers (e.g. to find them for cleanup).
             base_url: Docker engine address (default DOCKER_HOST or the local socket).
+            terminal: "persistent" (one shell per episode: cd, variables, venvs, background jobs carry
+                over) or "fresh" (a new shell per command).
 
         Raises:
             UnknownProfileError: the profile does not exist.
@@ -71,6 +76,7 @@ class Environment:
         self.call_timeout = call_timeout
         self.labels = {f"{LABEL}.runtime": "1", **(labels or {})}
         self.base_url = base_url
+        self.terminal = terminal
         self._lock = threading.RLock()
         self.prestart = prestart
         self._sandbox: DockerSandbox | None = None
@@ -80,6 +86,7 @@ class Environment:
         self._closed = False
         self._episode = 0
         self._plugin_ready = False
+        self._task: Task | None = None
 
     def tools(self) -> list[dict[str, Any]]:
         """The OpenAI function-calling schemas of the tools, named as in the chosen profile."""
@@ -89,9 +96,10 @@ class Environment:
     def container_id(self) -> str | None:
         return self._sandbox.container_id if self._sandbox else None
 
-    def reset(self) -> dict[str, Any]:
+    def reset(self, task: Task | None = None) -> dict[str, Any]:
         """Start a new episode: a fresh container from the image and its tool server. The previous
-        episode's container is removed in the background (close() waits for that).
+        episode's container is removed in the background (close() waits for that). With a task (default
+        spec.task), the episode starts from its bug state and reward() scores its tests (envs/runtime/taskstate.py).
 
         Returns:
             Info: tools (schemas), profile, workdir, image, container_id, episode, prestarted (the
@@ -115,6 +123,9 @@ class Environment:
             if self.prestart:
                 self._spare = executor().submit(self._start_episode)
             self._sandbox, self._session, self._plugin_ready = sandbox, session, False
+            self._task = task or self.spec.task
+            if self._task is not None:
+                apply_bug(sandbox, self._task, self.spec.workdir)
             self._episode += 1
             return {
                 "tools": self.tools(),
@@ -168,8 +179,39 @@ class Environment:
             ValueError: the spec has no test command, or a selection was given to a non-pytest runner.
         """
         sandbox = self._running()[0]
+        if self._task is not None and tests is None:
+            return task_reward(sandbox, self.spec, self._task, timeout_s, lambda: self._install_plugin(sandbox))
         selection = self.spec.tests if tests is None else tests
         return run_reward(sandbox, self.spec, selection, timeout_s, lambda: self._install_plugin(sandbox))
+
+    def wait_removed(self) -> None:
+        """Wait until earlier episodes' containers are removed (reset() removes them in the background).
+
+        Raises:
+            EnvError: a container could not be removed.
+        """
+        with self._lock:
+            removing = list(self._removing)
+        for f in removing:
+            f.result()
+
+    def fork(self) -> Environment:
+        """A new Environment whose episode starts with this episode's file system state (a `docker commit`
+        of its container, then a container from that image), for branching rollouts and tree search.
+        Running processes (the shell, background jobs) are not carried over; the fork's snapshot image is
+        removed with its container. Its reset() starts fresh episodes from the spec like this one's.
+
+        Raises:
+            EnvironmentStateError: no episode is running.
+            EnvError: the engine failed to commit or start the container.
+        """
+        episode = self._running()  # not locked meanwhile: the commit pauses the container, steps just wait
+        child = Environment(self.spec, profile=self.profile.name, call_timeout=self.call_timeout,
+                            labels=self.labels, base_url=self.base_url, terminal=self.terminal)
+        child._sandbox, child._session = fork_episode(episode, self.spec, self.labels, self.base_url,
+                                                      self.call_timeout, self.terminal)
+        child._task, child._episode = self._task, 1
+        return child
 
     def close(self) -> None:
         """Remove the episode's container (and the prestarted one) and end the tool session, waiting
@@ -196,9 +238,9 @@ class Environment:
         self.close()
 
     # asyncio
-    async def areset(self) -> dict[str, Any]:
+    async def areset(self, task: Task | None = None) -> dict[str, Any]:
         """reset() in a worker thread."""
-        return await _in_thread(self.reset)
+        return await _in_thread(lambda: self.reset(task))
 
     async def astep(self, tool_name: str, arguments: dict[str, Any] | str | None = None) -> Observation:
         """step() in a worker thread."""
@@ -237,7 +279,7 @@ class Environment:
                 self._plugin_ready = True
 
     def _start_episode(self) -> Episode:
-        return start_episode(self.spec, self.labels, self.base_url, self.call_timeout)
+        return start_episode(self.spec, self.labels, self.base_url, self.call_timeout, self.terminal)
 
     def _take(self) -> Episode | None:
         """The running episode, which the caller now owns (it is no longer the environment's)."""

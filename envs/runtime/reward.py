@@ -1,4 +1,5 @@
-"""The reward: the verification tests run in the container (a selection through a pytest plugin), scored."""
+"""The reward: the verification tests run in the container (a selection through a pytest plugin; other runners
+run their whole suite and the selection is scored from their per-test results), scored."""
 
 from __future__ import annotations
 
@@ -39,9 +40,12 @@ def pytest_collection_modifyitems(session, config, items):
 
 def selects(entry: str, test_id: str) -> bool:
     """True when the selection entry names `test_id`: exactly, or as its file, directory, class or
-    unparametrized name (the same rule the in-container plugin applies)."""
+    unparametrized name (the same rule the in-container plugin applies); a dotted unittest id also by its
+    module, class or unscenarioed name (`pkg.mod.Class` names `pkg.mod.Class.test_x`)."""
     entry = entry.strip().removeprefix("./")
-    return test_id == entry or test_id.startswith((entry + "::", entry + "/", entry + "["))
+    if test_id == entry or test_id.startswith((entry + "::", entry + "/", entry + "[")):
+        return True
+    return "::" not in test_id and "/" not in test_id and test_id.startswith((entry + ".", entry + "("))
 
 
 class TestOutcome(BaseModel):
@@ -96,10 +100,8 @@ def run_reward(sandbox: Sandbox, spec: RuntimeSpec, selection: list[str], timeou
     if not spec.test_command or spec.test_runner == "none":
         raise ValueError("this environment has no test command, so it has no reward")
     is_pytest = spec.test_runner == "pytest"
-    if selection and not is_pytest:
-        raise ValueError(f"a test selection needs the pytest runner; this one is {spec.test_runner}")
     command, env = spec.test_command, dict(spec.env)
-    if selection:
+    if selection and is_pytest:
         select_file = f"{PLUGIN_DIR}/select-{uuid.uuid4().hex[:8]}.txt"
         install_plugin()
         sandbox.write_file(select_file, "\n".join(selection).encode())
@@ -109,8 +111,11 @@ def run_reward(sandbox: Sandbox, spec: RuntimeSpec, selection: list[str], timeou
         )
     run = run_tests(sandbox, command, spec.test_runner, spec.deselected,
                     timeout_s or spec.test_timeout_s, env or None)
-    if is_pytest:
+    if run.results or is_pytest:
         passed, total, outcomes = score(run.results, selection)
+    elif selection:
+        raise ValueError(f"a test selection needs per-test results, and this {spec.test_runner} command named "
+                         f"no test in its output (exit {run.exit_code}); reward it without a selection (tests=[])")
     else:
         passed, total, outcomes = run.passed, run.ran, []
     return Reward(

@@ -9,7 +9,10 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from envs.base import Limits
-from envs.spec import Deselection, EnvSpec
+from envs.spec import Deselection, EnvSpec, TestRunner
+from envs.task import Task
+
+RUNNERS = ("pytest", "unittest", "custom", "none")
 
 
 class RuntimeSpec(BaseModel):
@@ -22,7 +25,7 @@ class RuntimeSpec(BaseModel):
     """The repository's directory inside the image; tools are confined to it."""
     test_command: str | None = None
     """The verification test command; reward() needs one."""
-    test_runner: Literal["pytest", "unittest", "custom", "none"] = "pytest"
+    test_runner: TestRunner = "pytest"
     """pytest gets per-test results (JUnit) and selections; other runners give a pass rate only."""
     deselected: list[Deselection] = Field(default_factory=list)
     """Tests or files always left out (broken or flaky at verification)."""
@@ -38,6 +41,25 @@ class RuntimeSpec(BaseModel):
     """Tool profile used when Environment is not given one (see tools/profiles/)."""
     test_timeout_s: float = 1800.0
     """Seconds a reward run may take before it is killed (its tests then count as failed)."""
+    task: Task | None = None
+    """A task (envs/task.py): each episode starts from its bug state and reward() is 1 when every FAIL_TO_PASS
+    and PASS_TO_PASS test passes, else 0 (envs/runtime/taskstate.py)."""
+
+    @classmethod
+    def from_task(cls, task: Task, *, deselected: list[Deselection] | None = None, **overrides: Any) -> Self:
+        """From a task: its image (the solved state; reset() applies the bug), workdir, test command and env;
+        `tests` = FAIL_TO_PASS + PASS_TO_PASS. `deselected`: the environment's (its spec's) deselections."""
+        fields: dict[str, Any] = {
+            "image": task.image,
+            "workdir": task.workdir,
+            "test_command": task.test_command,
+            "test_runner": task.test_runner if task.test_runner in RUNNERS else "custom",
+            "deselected": deselected or [],
+            "env": task.env,
+            "tests": [*task.FAIL_TO_PASS, *task.PASS_TO_PASS],
+            "task": task,
+        }
+        return cls.model_validate(fields | overrides)
 
     @classmethod
     def from_env_spec(cls, spec: EnvSpec, *, allow_failed: bool = False, **overrides: Any) -> Self:

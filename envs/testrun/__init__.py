@@ -2,32 +2,49 @@
 reward and the exporters' scoring scripts all run tests this one way.
 
 Files, one per kind of runner: `pytest_runner.py` (JUnit XML per test, `--collect-only` counts),
-`go_runner.py` (`go test -json` events, `go test -list` counts), `summary.py` (unittest and custom runners,
-judged by their summary line and exit status), `junit.py` (the JUnit XML parser). A language adds a module
-and one entry in RUNNERS (and COLLECTORS when it can count its tests without running them).
+`go_runner.py` (`go test -json` events, `go test -list` counts), `unittest_runner.py` (unittest, testtools
+and custom Python runners: their verbose lines per test, their exit status honoured, `--list` counts),
+`summary.py` (summary lines, when a runner prints nothing per test), `junit.py` (the JUnit XML parser),
+`timeout_plugin.py` (the per-test timeout every pytest run loads, stdlib only, never left in an image),
+`pytest_output.py` (hung tests and uncollectable files read from a run).
+A language adds a module and one entry in RUNNERS (and COLLECTORS when it can count its tests without
+running them).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
 
 from envs.base import Sandbox
-from envs.spec import Deselection, Plan, TestRun
-from envs.testrun import cargo_runner, go_runner, pytest_runner, summary
+from envs.spec import Deselection, Plan, TestRun, TestRunner
+from envs.testrun import (
+    cargo_runner,
+    go_runner,
+    maven_runner,
+    node_runner,
+    pytest_runner,
+    summary,
+    unittest_runner,
+)
 from envs.testrun.go_runner import go_test_command, parse_go_test_json
 from envs.testrun.junit import count, parse_junit
+from envs.testrun.pytest_output import TIMEOUT_ENV, collection_errors, hung_tests, static_test_count
 from envs.testrun.pytest_runner import pytest_args, selection_args
 from envs.testrun.summary import parse_summary
 
-TestRunner = Literal["pytest", "unittest", "custom", "go", "cargo", "none"]
 Run = Callable[[Sandbox, str, list[Deselection], float, "dict[str, str] | None"], TestRun]
 Collect = Callable[[Sandbox, str, list[Deselection], float, "dict[str, str] | None"], "tuple[int | None, str]"]
-RUNNERS: dict[str, Run] = {"pytest": pytest_runner.run, "go": go_runner.run, "cargo": cargo_runner.run}
-"""How each runner is run and read; any other name (unittest, custom) is read from its summary line."""
+RUNNERS: dict[str, Run] = {"pytest": pytest_runner.run, "go": go_runner.run, "cargo": cargo_runner.run,
+                           "unittest": unittest_runner.run, "custom": unittest_runner.run}
+RUNNERS["node"] = node_runner.run
+RUNNERS["maven"] = maven_runner.run
+"""How each runner is run and read; any other name is read from its summary line."""
 COLLECTORS: dict[str, Collect] = {"pytest": pytest_runner.collect, "go": go_runner.collect,
-                                   "cargo": cargo_runner.collect}
+                                   "cargo": cargo_runner.collect, "unittest": unittest_runner.collect}
 """Runners that can count a suite without running it, so that a `collect` check means something."""
+COLLECTORS["maven"] = maven_runner.collect  # Surefire cannot list a suite: counts from a run
 COLLECTING_RUNNERS = frozenset(COLLECTORS)
+DEFAULT_PER_TEST_TIMEOUT_S = 120.0
+"""Seconds one test may run when the caller does not say (the builder's Budgets do)."""
 DEFAULT_COMMANDS = {"pytest": "python -m pytest"}
 """The runner run with nothing but its own configuration: what "the default collection" means."""
 
@@ -45,19 +62,24 @@ def test_command(plan: Plan) -> str | None:
 
 
 def run_tests(sandbox: Sandbox, command: str | None, runner: TestRunner, deselected: list[Deselection],
-              timeout_s: float, env: dict[str, str] | None = None) -> TestRun:
+              timeout_s: float, env: dict[str, str] | None = None, per_test_timeout_s: float | None = None) -> TestRun:
     """Run a test command once in `sandbox` and collect per-test results.
 
     Args:
         sandbox: a started sandbox whose workdir holds the project.
         command: the project's test command; None means there are no tests.
-        runner: how to run and read it (RUNNERS; unittest and custom: their summary line).
+        runner: how to run and read it (RUNNERS; another name: its summary line).
         deselected: tests (ids) or files/packages left out, as the runner takes them.
         timeout_s: the command's timeout.
         env: extra environment variables for the command.
+        per_test_timeout_s: seconds one test may run before it is stopped and failed (pytest: the
+            `autoinstall_timeout` plugin); None: a fraction of `timeout_s`, at most DEFAULT_PER_TEST_TIMEOUT_S.
     """
     if command is None:
         return TestRun(exit_code=5, collection_ok=False, output_tail="no test command")
+    per_test = per_test_timeout_s if per_test_timeout_s is not None else min(DEFAULT_PER_TEST_TIMEOUT_S,
+                                                                             timeout_s / 4)
+    env = {**(env or {}), TIMEOUT_ENV: f"{per_test:g}"}
     return RUNNERS.get(runner, summary.run)(sandbox, command, deselected, timeout_s, env)
 
 
@@ -73,6 +95,7 @@ def collect_count(sandbox: Sandbox, command: str, deselected: list[Deselection],
     return COLLECTORS[runner](sandbox, command, deselected, timeout_s, env)
 
 
-__all__ = ["COLLECTING_RUNNERS", "DEFAULT_COMMANDS", "RUNNERS", "TestRunner", "collect_count", "collects",
-           "count", "go_test_command", "parse_go_test_json", "parse_junit", "parse_summary", "pytest_args",
+__all__ = ["COLLECTING_RUNNERS", "DEFAULT_COMMANDS", "DEFAULT_PER_TEST_TIMEOUT_S", "RUNNERS", "TestRunner",
+           "collect_count", "collection_errors", "collects", "count", "go_test_command", "hung_tests",
+           "static_test_count", "parse_go_test_json", "parse_junit", "parse_summary", "pytest_args",
            "run_tests", "selection_args", "test_command"]

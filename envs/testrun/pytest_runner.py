@@ -4,11 +4,16 @@ from __future__ import annotations
 import re
 import shlex
 import uuid
+from pathlib import Path
 
 from envs.base import Sandbox
 from envs.spec import Deselection, TestRun
 from envs.testrun.junit import count, parse_junit
 from envs.testrun.summary import parse_summary
+
+PLUGIN = "autoinstall_timeout"
+"""The per-test timeout plugin's module name inside the sandbox (its source: timeout_plugin.py)."""
+PLUGIN_SOURCE = (Path(__file__).parent / "timeout_plugin.py").read_bytes()
 
 
 def pytest_args(deselected: list[Deselection], junit_path: str) -> str:
@@ -22,37 +27,60 @@ def selection_args(deselected: list[Deselection]) -> list[str]:
     return [f"--deselect={d.test}" if "::" in d.test else f"--ignore={d.test}" for d in deselected]
 
 
-_COLLECTED = re.compile(r"^(?:(?P<selected>\d+)/)?(?P<total>\d+) tests? collected|^(?P<none>no tests) collected", re.M)
+_COLLECTED = re.compile(r"^(?:=+ )?(?:(?:(?P<selected>\d+)/)?(?P<total>\d+) tests? collected|(?P<none>no tests) collected)",
+                        re.M)
+"""pytest's count line: `835 tests collected in 0.3s`, `139/835 tests collected (696 deselected)`, `no tests
+collected`; framed in `=====` when the project's addopts make --collect-only -q verbose again."""
 
 
 def collect(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
             env: dict[str, str] | None) -> tuple[int | None, str]:
     """How many tests the command collects with `deselected` left out, without running them."""
+    found, note, _ = collect_with_output(sandbox, command, deselected, timeout_s, env)
+    return found, note
+
+
+def collect_with_output(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
+                        env: dict[str, str] | None) -> tuple[int | None, str, str]:
+    """`collect`, and the whole output of `--collect-only` (its collection errors name the files)."""
     args = ["-p", "no:cacheprovider", "--collect-only", "-q", "--color=no", *selection_args(deselected)]
     result = sandbox.exec(f"{command} {' '.join(shlex.quote(a) for a in args)}", timeout=timeout_s, env=env)
     found = list(_COLLECTED.finditer(result.output))
     if not found:
         tail = result.output.strip().splitlines()[-1:] or ["(no output)"]
-        return None, f"`{command} --collect-only` printed no count (exit {result.exit_code}): {tail[0][:200]}"
+        return (None, f"`{command} --collect-only` printed no count (exit {result.exit_code}): {tail[0][:200]}",
+                result.output)
     last = found[-1]
     if last.group("none"):
-        return 0, ""
-    return int(last.group("selected") or last.group("total")), ""
+        return 0, "", result.output
+    return int(last.group("selected") or last.group("total")), "", result.output
 
 
 def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
         env: dict[str, str] | None) -> TestRun:
-    """Run `command` with a JUnit report and the deselections; per-test results, else the summary line."""
+    """Run `command` with a JUnit report, the deselections and the per-test timeout plugin; per-test results,
+    else the summary line. Without the plugin when the command cannot load it (e.g. tox's own environment)."""
     junit = f"/var/tmp/autoinstall-junit-{uuid.uuid4().hex[:8]}.xml"
-    result = sandbox.exec(f"{command} {pytest_args(deselected, junit)}", timeout=timeout_s, env=env)
+    plugin_dir = f"/var/tmp/autoinstall-plugin-{uuid.uuid4().hex[:8]}"
+    sandbox.write_file(f"{plugin_dir}/{PLUGIN}.py", PLUGIN_SOURCE)
+    with_plugin = (f"export PYTHONPATH={plugin_dir}${{PYTHONPATH:+:$PYTHONPATH}}; "
+                   f"{command} -p {PLUGIN} {pytest_args(deselected, junit)}")
+    result = sandbox.exec(with_plugin, timeout=timeout_s, env=env)
+    if not result.timed_out and _plugin_not_loaded(result.output):
+        result = sandbox.exec(f"{command} {pytest_args(deselected, junit)}", timeout=timeout_s, env=env)
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
                   output_tail=result.output[-4000:])
     try:
         run.results = parse_junit(sandbox.read_file(junit).decode("utf-8", "replace"))
-        sandbox.exec(["rm", "-f", junit])
     except (FileNotFoundError, Exception):  # noqa: BLE001 - a missing or broken report means no results
         run.results = []
+    sandbox.exec(["rm", "-rf", junit, plugin_dir])  # nothing of the run stays in a snapshot
     # No report (e.g. the project's addopts say `-p no:junitxml`): fall back to pytest's summary line.
     run.counts = count(run.results) if run.results else parse_summary(result.output)
     run.collection_ok = result.exit_code in (0, 1, 5) and not result.timed_out
     return run
+
+
+def _plugin_not_loaded(output: str) -> bool:
+    """True when pytest could not import the timeout plugin (the command runs Python without our PYTHONPATH)."""
+    return bool(re.search(rf"No module named '{PLUGIN}'|Error importing plugin \"{PLUGIN}\"", output))

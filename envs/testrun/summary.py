@@ -1,4 +1,4 @@
-"""Runners judged by their summary line (unittest, custom ones): counts, no per-test ids."""
+"""Summary lines (unittest's `Ran N tests` + `FAILED (...)`, pytest's): counts, for a runner that names no test."""
 from __future__ import annotations
 
 import re

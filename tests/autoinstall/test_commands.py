@@ -135,7 +135,7 @@ def test_the_flags_defaults_are_the_models_defaults() -> None:
     assert params["max_repairs"] == budgets["max_repairs"].default
     assert params["wall_s"] == budgets["wall_s"].default
     assert params["step_timeout"] == budgets["step_timeout_s"].default
-    for name in ("model", "threshold", "as_of_commit", "rebuild_check", "python"):
+    for name in ("model", "threshold", "latest_deps", "rebuild_check", "python"):
         assert params[name] == build[name].default, name
     batch = {p.name: p.default for p in typer.main.get_command(app_with(("batch", batch_cmd))).params}
     assert batch["time_budget"] == budgets["wall_s"].default and batch["model"] == build["model"].default

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from autoinstall.ecosystems.java.proposal import GATES_OFF
 from autoinstall.ecosystems.python.pypi_names import distribution_for, requirement_name
 from autoinstall.ecosystems.services import START
 from autoinstall.plan.models import ModelError, PriorModel, get_model
@@ -40,6 +41,7 @@ EXPECTED = {
     "hostile_memory_bomb": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "hostile_fork_bomb": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "no_build_files": (None, [], None),
+    "tasks_mutable": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "python_version_switch": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "unittest_runner": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "pytest_plugin_needed": (
@@ -53,8 +55,20 @@ EXPECTED = {
         [],
         "python -m pytest tests",
     ),
+    "uv_lock": ("uv pip install -e . -c /opt/autoinstall-lock.txt", ["pytest"], "python -m pytest tests"),
+    "stale_lock": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
+    "poetry_lock": ("uv pip install -e . -c /opt/autoinstall-lock.txt", ["iniconfig", "pytest"], "python -m pytest tests"),
     "go_module": ("go build -buildvcs=false ./...", [], "go test -json -count=1 -vet=off ./..."),
     "rust_crate": ("cargo test --no-run --offline", [], "cargo test --no-fail-fast --offline"),
+    "java_maven": ((f"mvn -B -ntp test -Dtest=CalcTest -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false "
+                    f"-Dmaven.test.failure.ignore=true {GATES_OFF}"), [],
+                   f"mvn -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF}"),
+    "tox_default_env": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
+    "tox_helper_script": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
+    "node_package": (None, [], "npm test --ignore-scripts"),
+    "node_lockfile": ("npm ci --no-audit --no-fund --prefer-offline", [], "npm test --ignore-scripts"),
+    "hanging_test": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
+    "uncollectable_test_file": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
 }
 
 
@@ -88,14 +102,14 @@ def test_fixture_plan(case: str) -> None:
         )
     assert not any("pip install " + case in c for c in commands)  # never the PyPI release
     assert plan.test_command == test_command
-    runner = {"go": "go", "rust": "cargo"}.get(plan.ecosystem, "pytest")  # each ecosystem's own runner
+    runner = {"go": "go", "rust": "cargo", "node": "node", "java": "maven"}.get(plan.ecosystem, "pytest")  # each ecosystem's own runner
     assert plan.test_runner == (runner if test_command else "none")
     for step in plan.steps:
         assert step.why and step.evidence, step
         assert all((REPOS / case / e.file).exists() for e in step.evidence), step
     kinds = [c.kind for c in plan.checks]
     assert kinds.count("tests") == (1 if test_command else 0)
-    assert ("collect" in kinds) == bool(test_command)
+    assert ("collect" in kinds) == (bool(test_command) and runner != "node")  # node's runners cannot list
 
 
 def test_steps_are_ordered_system_manifest_project_tests(tmp_path: Path) -> None:
@@ -126,7 +140,8 @@ def test_steps_are_ordered_system_manifest_project_tests(tmp_path: Path) -> None
 
 def test_python_version_from_requires_python(tmp_path: Path) -> None:
     base = '[project]\nname = "p"\nversion = "1"\nrequires-python = "{}"\n'
-    for spec, python, noted in ((">=3.8", "3.11", False), (">=3.12", "3.13", True), ("<3.10", "3.11", True)):
+    for spec, python, noted in ((">=3.8", "3.11", False), (">=3.12", "3.13", True), ("<3.10", "3.9", True),
+                                 ("<3.9", "3.11", True)):
         root = _write(tmp_path / spec.strip("<>="), {"pyproject.toml": base.format(spec)})
         plan = _plan(root)
         assert plan.python == python

@@ -14,7 +14,7 @@ from autoinstall.survey import survey
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
 CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
-PYTHON_CASES = [c for c in CASES if not any((REPOS / c / m).is_file() for m in ("go.mod", "Cargo.toml"))]
+PYTHON_CASES = [c for c in CASES if not any((REPOS / c / m).is_file() for m in ("go.mod", "Cargo.toml", "package.json", "pom.xml"))]
 """The fixtures this file's Python survey tests read (Go's and Rust's: tests/autoinstall/test_go.py, test_rust.py)."""
 
 
@@ -32,7 +32,8 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 @pytest.mark.parametrize("case", CASES)
 def test_every_fixture_states_its_expected_outcome(case: str) -> None:
     expected = json.loads((REPOS / case / "expected.json").read_text())
-    assert set(expected) == {"outcome", "failure_class", "min_passed", "stubs", "deselected_reason", "notes"}
+    assert set(expected) - {"options"} == {"outcome", "failure_class", "min_passed", "stubs", "deselected_reason",
+                                           "notes"}  # options: BuildOptions fields the e2e build passes
     assert expected["outcome"] in ("verified", "failed")
     assert (expected["failure_class"] is None) == (expected["outcome"] == "verified")
 
@@ -322,3 +323,26 @@ def test_service_fixture_records_what_ci_gives_the_postgres_container() -> None:
     service = _facts("service_postgres").services[0]
     assert service.env == {"POSTGRES_USER": "notes", "POSTGRES_PASSWORD": "secret", "POSTGRES_DB": "notes_test"}
     assert service.client_env["NOTES_DB_HOST"] == "localhost"
+
+
+def test_tox_default_envs_and_nested_substitutions(tmp_path: Path) -> None:
+    assert tox_substitute("pytest {posargs:{toxinidir}/tests}") == "pytest ./tests"
+    assert tox_substitute("pytest {env:T:{env:U:{toxinidir}/t}} --basetemp={envtmpdir}") == \
+        "pytest ./t --basetemp={envtmpdir}"
+    (tmp_path / "tox.ini").write_text(
+        "[tox]\nenvlist = py3{11,12}-unit, lint\n\n[base]\ncmd = pytest {posargs:tests}\n\n"
+        "[testenv]\ncommands = {[base]cmd}\n\n[testenv:lint]\ncommands = ruff check .\n\n"
+        "[testenv:perf]\ncommands = pytest bench\n")
+    envs = {e.name: e for e in survey(tmp_path).task_envs}
+    assert envs["testenv"].commands == ["pytest tests"]  # a {[section]key} reference, resolved
+    assert (envs["testenv"].default, envs["lint"].default, envs["perf"].default) == (True, True, False)
+    (tmp_path / "tox.ini").unlink()
+    (tmp_path / "noxfile.py").write_text(
+        "import nox\nnox.options.sessions = ['tests']\n\n@nox.session\ndef tests(session):\n"
+        "    session.run('pytest')\n\n@nox.session\ndef bench(session):\n    session.run('pytest', 'bench')\n")
+    assert {e.name: e.default for e in survey(tmp_path).task_envs} == {"tests": True, "bench": False}
+    (tmp_path / "noxfile.py").unlink()
+    (tmp_path / "tox.toml").write_text('env_list = ["unit"]\n[env.bench]\ncommands = [["pytest", "bench"]]\n'
+                                       '[env.unit]\ncommands = [["pytest", {replace = "posargs", default = ["tests"]}]]\n')
+    assert {e.name: (e.default, e.commands) for e in survey(tmp_path).task_envs} == {
+        "bench": (False, ["pytest bench"]), "unit": (True, ["pytest tests"])}

@@ -51,7 +51,9 @@ def _run(passed: int, failed: int, collection_ok: bool = True) -> TestRun:
 def test_judge_threshold_and_edge_cases() -> None:
     assert judge([], [_run(9, 1)], 0.9)[0] is True
     assert judge([], [_run(8, 2)], 0.9) == (False, "pass rate 0.80 below threshold 0.90")
-    assert judge([], [_run(0, 0)], 0.9) == (False, "no test passed")
+    assert judge([], [_run(0, 1)], 0.9) == (False, "no test passed")
+    assert judge([], [_run(0, 0)], 0.9) == (False, "the test command reported no test at all (exit 0; it "
+                                                   "printed nothing)")
     assert judge([], [_run(5, 0, collection_ok=False)], 0.9)[1].startswith("test collection failed")
     assert judge([], [], 0.9) == (False, "no test command")
 
@@ -124,6 +126,7 @@ def test_collect_count_reads_pytest_collect_only_lines() -> None:
     sandbox = FakeSandbox(rules=[
         (r"^python -m pytest tests .*--deselect", "tests/test_a.py::x\n\n139/835 tests collected (696 deselected) in 0.3s\n"),
         (r"^python -m pytest tests ", "835 tests collected in 0.3s\n"),
+        (r"^python -m pytest -o addopts=-v ", "collected 786 items\n\n===== 786 tests collected in 0.42s =====\n"),
         (r"^python -m pytest ", "no tests collected in 0.01s\n"),
         (r"^broken ", ExecResult(exit_code=4, stderr="ERROR: usage")),
     ]).start()
@@ -132,6 +135,7 @@ def test_collect_count_reads_pytest_collect_only_lines() -> None:
     assert collect_count(sandbox, "python -m pytest tests", picked, 60) == (139, "")
     assert "'--deselect=tests/test_a.py::x[1-2]'" in sandbox.commands()[-1]
     assert collect_count(sandbox, "python -m pytest", [], 60) == (0, "")
+    assert collect_count(sandbox, "python -m pytest -o addopts=-v", [], 60) == (786, "")  # verbose again: framed
     count_, note = collect_count(sandbox, "broken", [], 60)
     assert count_ is None and "exit 4" in note and "ERROR: usage" in note
 
@@ -157,3 +161,24 @@ def test_a_custom_runner_that_exits_non_zero_has_failed_whatever_its_summary_say
     lying = FakeSandbox(rules=[(r"^python -m testtools.run", ExecResult(exit_code=1, stdout="Ran 12 tests in 0.1s\n\nOK\n"))]).start()
     run = run_tests(lying, "python -m testtools.run tests", "unittest", [], 60)
     assert (run.counts["passed"], run.counts["error"]) == (12, 1)
+
+
+def test_a_suite_that_reports_no_test_gets_a_recorded_reason() -> None:
+    silent = TestRun(exit_code=0, output_tail="", counts=parse_summary(""))
+    empty = TestRun(exit_code=5, output_tail="\nno tests ran in 0.01s\n", counts=parse_summary("no tests ran"))
+    assert run_failure_class(silent) == run_failure_class(empty) == "collection_failed"
+    nothing = Collection(command=None, notes=["`python -m pytest --collect-only` printed no count (exit 0): "
+                                              "(no output)"])
+    ok, reason = judge([], [silent, silent], 0.9, nothing)
+    assert not ok and reason == ("the test command reported no test at all (exit 0; it printed nothing) "
+                                 "(`python -m pytest --collect-only` printed no count (exit 0): (no output))")
+    assert judge([], [empty], 0.9, Collection(default=0, command=0, selected=0))[1] == (
+        "the test command reported no test at all (exit 5; its last line: 'no tests ran in 0.01s'): "
+        "the suite collects no tests")
+    assert judge([], [empty], 0.9, Collection(default=12, command=12, selected=0))[1].endswith(
+        "every one of its 12 tests is deselected")
+    spec = EnvSpec(status="failed", source=SourceRecord(repo="r", name="r"), model="embedded",
+                   plan=Plan(test_command="python run_tests.py", test_runner="custom"))
+    judge_spec(spec, Verification(verified=False, reason=reason, runs=[silent, silent], collection=nothing))
+    assert spec.failure is not None and spec.failure.failure_class == "collection_failed"
+    assert "printed nothing" in spec.failure.message

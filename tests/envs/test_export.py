@@ -108,7 +108,9 @@ def test_default_selection_is_the_verified_ones_and_unknown_ids_fail(catalog: Ca
 def test_jsonl_lines_are_full_specs(catalog: Catalog, ids: dict[str, str], tmp_path: Path) -> None:
     (line,) = export(catalog, tmp_path / "out", "jsonl")
     assert line["id"] == ids["good"]
-    assert EnvSpec.model_validate(line) == catalog.get_spec(ids["good"])
+    spec = catalog.get_spec(ids["good"])
+    assert spec is not None and EnvSpec.model_validate(line) == spec.model_copy(update={"env_dir": None})
+    assert str(tmp_path) not in json.dumps(line)  # no host path in any export
 
 
 def test_swebench_rows_load_as_runtime_specs(catalog: Catalog, ids: dict[str, str], tmp_path: Path) -> None:
@@ -160,9 +162,10 @@ def test_verl_without_pyarrow_says_what_to_install(catalog: Catalog, ids: dict[s
 
 def test_harbor_task_files(catalog: Catalog, ids: dict[str, str], tmp_path: Path) -> None:
     export(catalog, tmp_path / "out", "harbor")
-    task = tmp_path / "out" / f"good-{ids['good']}"
+    task = tmp_path / "out" / f"good-{ids['good']}-template"
     config = tomllib.loads((task / "task.toml").read_text())
-    assert config["task"]["name"] == f"autoinstall/good-{ids['good']}"
+    assert config["task"]["name"] == f"autoinstall/good-{ids['good']}-template"
+    assert config["metadata"]["verification"] == {"collected": 4, "passed": 2, "deselected": 1, "flaky": 1}
     assert config["environment"]["docker_image"] == "autoinstall-env/good:abababababab"
     assert {"cpus", "memory_mb", "storage_mb", "network_mode"} <= set(config["environment"])
     assert config["verifier"]["environment_mode"] == "separate" and config["artifacts"] == ["/workspace"]
@@ -173,7 +176,8 @@ def test_harbor_task_files(catalog: Catalog, ids: dict[str, str], tmp_path: Path
     assert "export FOO='bar baz'" in test_sh and "import a" in test_sh
     assert os.access(task / "tests" / "test.sh", os.X_OK) and os.access(task / "solution" / "solve.sh", os.X_OK)
     assert (task / "environment" / "Dockerfile").read_text().count("FROM autoinstall-env/good:abababababab") == 1
-    assert "good" in (task / "instruction.md").read_text()
+    instruction = (task / "instruction.md").read_text()
+    assert "good" in instruction and "template" in instruction and str(tmp_path) not in instruction
 
 
 def test_env_setup_needs_the_checkout(catalog: Catalog, ids: dict[str, str], tmp_path: Path) -> None:
@@ -193,7 +197,7 @@ def test_env_setup_needs_the_checkout(catalog: Catalog, ids: dict[str, str], tmp
 
 
 def test_toml_writer_round_trips() -> None:
-    data = task_config(_entry(), "workspace", "img:1")
+    data = task_config(_entry(), "template", "img:1")
     assert tomllib.loads(to_toml(data)) == data
 
 
@@ -298,7 +302,7 @@ def test_a_disk_that_fills_during_save_keeps_the_rest_of_the_export(catalog: Cat
     assert list((out / "images").iterdir()) == []  # no partial tarball
     manifest = read_manifest(out)
     assert manifest.ids == [env_id] and "filled up" in manifest.images[0].error and not manifest.images[0].tarball
-    assert (out / f"tiny-{env_id}" / "task.toml").is_file() and (out / f"tiny-{env_id}" / "tests" / "test.sh").is_file()
+    assert (out / f"tiny-{env_id}-template" / "task.toml").is_file()
     assert catalog.get_spec(env_id) is not None  # nothing recorded is lost
 
 

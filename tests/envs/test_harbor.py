@@ -1,5 +1,5 @@
 """Harbor tasks checked by Harbor itself: `harbor lint` passes, and `harbor run -e docker` scores the oracle 1
-(workspace and env-setup) and a do-nothing agent 0 on env-setup (so the verifier can fail).
+(template and env-setup) and a do-nothing agent 0 on env-setup (so the verifier can fail).
 
 Needs harbor (Python >= 3.12: `uv tool install --python python3.12 harbor==0.25.0`) and Docker Compose v2;
 these tests fail when CI is set and either is missing, and skip otherwise.
@@ -33,7 +33,11 @@ def _need(what: str) -> None:
 
 @pytest.fixture(scope="module")
 def harbor(docker_engine: None) -> str:
-    """The harbor executable, with Docker Compose v2 beside it."""
+    return harbor_executable()
+
+
+def harbor_executable() -> str:
+    """The harbor executable, with Docker Compose v2 beside it (skip, or fail under CI, without them)."""
     exe = os.environ.get("HARBOR") or shutil.which("harbor") or str(Path.home() / ".local" / "bin" / "harbor")
     if not Path(exe).is_file():
         _need("harbor is not installed (uv tool install --python python3.12 harbor==0.25.0)")
@@ -82,7 +86,7 @@ def reward(harbor: str, task: Path, agent: str, jobs: Path) -> float:
     return float(result["verifier_result"]["rewards"]["reward"])
 
 
-@pytest.mark.parametrize("task", ["workspace", "env-setup"])
+@pytest.mark.parametrize("task", ["template", "env-setup"])
 def test_exported_tasks_pass_harbor_lint_and_score_the_oracle_1(harbor: str, catalog: Catalog, task: str,
                                                                  tmp_path: Path) -> None:
     task_dir = export(catalog, tmp_path / "out", task)

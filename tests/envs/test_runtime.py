@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -131,6 +132,40 @@ def test_reward_after_fixing_the_failing_test(env: Environment) -> None:
     assert env.reward().value == 1.0
     env.reset()  # a new episode starts from the image again: the fix is gone
     assert env.reward([SUB]).value == 0.0
+
+
+def test_episode_tools_use_the_socket_and_a_persistent_shell(env: Environment) -> None:
+    env.reset()
+    assert env._running()[1].transport == "socket"
+    env.step("terminal", {"command": "cd tests && export MARK=7"})
+    assert env.step("terminal", {"command": "echo $MARK $(basename $PWD)"}).output.startswith("7 tests\n")
+
+
+def test_fork_copies_the_file_system_and_is_independent(spec: RuntimeSpec) -> None:
+    label = uuid.uuid4().hex
+    with Environment(spec, labels=RUN_LABEL | {"autoinstall.test.env": label}) as env:
+        env.reset()
+        assert not env.step("edit_file", {"path": "calc.py", "old_str": "def sub(a, b):\n    return a + b",
+                                          "new_str": "def sub(a, b):\n    return a - b"}).is_error
+        env.step("terminal", {"command": "echo outside > /opt/marker"})
+        start = time.perf_counter()
+        child = env.fork()
+        fork_s = time.perf_counter() - start
+        try:
+            assert child.container_id != env.container_id
+            assert child.step("terminal", {"command": "cat /opt/marker"}).output.startswith("outside")
+            assert child.reward().value == 1.0
+            child.step("terminal", {"command": "echo child > only_in_child.txt"})
+            assert env.step("read_file", {"path": "only_in_child.txt"}).is_error  # the branches are apart
+            assert env.reward().value == 1.0
+            image = subprocess.run(["docker", "inspect", "-f", "{{.Config.Image}}", child.container_id or ""],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+        finally:
+            child.close()
+        assert len(_containers(label)) == 1  # the fork's container is gone ...
+        gone = subprocess.run(["docker", "image", "inspect", image], capture_output=True)
+        assert gone.returncode != 0  # ... and so is its snapshot image
+    assert fork_s < 10, fork_s
 
 
 def test_default_selection_comes_from_the_spec(spec: RuntimeSpec) -> None:

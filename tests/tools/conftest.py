@@ -1,4 +1,5 @@
-"""A local and a Docker sandbox holding a small polyglot workspace, each with one ToolSession."""
+"""A local and a Docker sandbox holding a small polyglot workspace, each with one ToolSession (over the
+direct channel's socket in Docker)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -42,7 +43,7 @@ def _sandbox(request: pytest.FixtureRequest, kind: str) -> Sandbox:
         return LocalSandbox()
     from envs.docker import DockerSandbox
 
-    return DockerSandbox(image=request.getfixturevalue("base_image"))
+    return DockerSandbox(image=request.getfixturevalue("base_image"), channel=True)
 
 
 @pytest.fixture(scope="module", params=["local", pytest.param("docker", marks=pytest.mark.docker)])

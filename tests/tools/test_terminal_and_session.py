@@ -14,7 +14,7 @@ from tools.session import ToolServerTimeout
 
 
 def test_terminal_runs_in_workspace_with_exit_code(session: ToolSession) -> None:
-    r = call_tool(session, "terminal", {"command": "cat README.md | head -1; echo err >&2; exit 3"})
+    r = call_tool(session, "terminal", {"command": "cat README.md | head -1; echo err >&2; sh -c 'exit 3'"})
     assert r.output == "# demo\nerr\n[exit code 3]"
     assert r.data is not None and r.data["exit_code"] == 3 and not r.is_error
     sub = call_tool(session, "terminal", {"command": "pwd", "cwd": "pkg"})
@@ -43,14 +43,20 @@ def test_terminal_100mb_output_is_capped_quickly(session: ToolSession) -> None:
 
 
 @pytest.mark.docker
-def test_fork_bomb_is_contained_and_server_survives(sandbox: Sandbox, session: ToolSession) -> None:
+@pytest.mark.parametrize("terminal", ["fresh", "persistent"])
+def test_fork_bomb_is_contained_and_server_survives(sandbox: Sandbox, terminal: str) -> None:
     if sandbox.kind != "docker":
         pytest.skip("only the Docker sandbox has a pids limit; a fork bomb on the host is not a test")
-    r = call_tool(session, "terminal", {"command": "bomb() { bomb | bomb & }; bomb", "timeout_s": 3})
-    assert r.data is not None
-    after = call_tool(session, "read_file", {"path": "README.md"})
-    assert after.output.startswith("     1\t# demo"), after.output
-    assert call_tool(session, "terminal", {"command": "echo alive"}).output.startswith("alive")
+    with ToolSession(sandbox, terminal=terminal) as session:
+        r = call_tool(session, "terminal", {"command": "bomb() { bomb | bomb & }; bomb; sleep 3",
+                                            "timeout_s": 3})
+        assert r.data is not None
+        after = call_tool(session, "read_file", {"path": "README.md"})
+        assert after.output.startswith("     1\t# demo"), after.output
+        # (a persistent shell shows first what the dying bomb printed after the call ended)
+        assert call_tool(session, "terminal", {"command": "echo alive"}).output.endswith("alive\n[exit code 0]")
+    # closing the session killed the shell's whole session: the sandbox can fork again
+    assert sandbox.exec("true", timeout=30).ok
 
 
 @pytest.mark.parametrize(("name", "args", "expect"), [

@@ -31,8 +31,8 @@ INSERT = "insert_lines"
 Translation = Call | ToolResult
 """A call to run, or an answer given without running anything (e.g. bash restart)."""
 BASH_DESCRIPTION = (
-    "Run a bash command in the workspace and return its output and exit code. Each call "
-    "starts a fresh shell; state such as `cd` does not carry over."
+    "Run a bash command in the workspace and return its output and exit code. The shell persists "
+    "between calls: `cd`, exported variables, an activated virtualenv and background jobs carry over."
 )
 """What every scaffold's shell tool is described as."""
 

@@ -24,7 +24,7 @@ class ExecuteBashArgs(ProfileArgs):
 def _execute_bash(a: ExecuteBashArgs) -> Translation:
     if a.is_input == "true":
         raise ToolError(
-            "is_input is not supported: each command runs to completion in a fresh shell; "
+            "is_input is not supported: each command runs to completion; "
             "run the whole command non-interactively instead"
         )
     return Call("terminal", {"command": a.command, "timeout_s": a.timeout})

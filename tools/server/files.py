@@ -10,6 +10,8 @@ from .pycheck import syntax_error
 MAX_LINES = 2000
 MAX_OUTPUT = 100 * 1024
 MAX_LINE_CHARS = 2000
+SLURP_BYTES = 1 << 20
+"""Files up to this size are read and decoded in one go."""
 LIST_ENTRIES = 200
 MAX_EDIT_BYTES = 10 * 1024 * 1024
 RAW_CAP = 1024 * 1024
@@ -71,10 +73,39 @@ def op_read(ws: Workspace, path: str, start_line: int | None = None,
         raise OpError("permission denied reading %s" % path)
 
 
+def _slurp_lines(f: Any, start: int, end: int | None) -> tuple[list[str], int, bool]:
+    """A whole small file at once: (lines start..end, lines counted, clipped). The same result as the
+    line-by-line loop below, several times faster (one read, one decode)."""
+    raw = f.read().split(b"\n")
+    if raw[-1] == b"":
+        raw.pop()
+    limit = len(raw) if end is None else min(end, len(raw))
+    n = limit if limit == len(raw) else limit + 1
+    stop = min(limit, start - 1 + MAX_LINES)
+    chunk = b"\n".join(raw[start - 1:stop]).decode("utf-8", "replace") if stop >= start else ""
+    lines = chunk.split("\n") if stop >= start else []
+    clipped = stop < limit
+    if "\r" in chunk:
+        lines = [t.rstrip("\r") for t in lines]
+    if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+        lines = [t if len(t) <= MAX_LINE_CHARS else
+                 t[:MAX_LINE_CHARS] + " [... line cut at %d characters]" % MAX_LINE_CHARS for t in lines]
+    if sum(map(len, lines)) + 8 * len(lines) > MAX_OUTPUT:  # a line is added while less than this is used
+        used = 0
+        for i, text in enumerate(lines):
+            if used >= MAX_OUTPUT:
+                del lines[i:]
+                return lines, n, True
+            used += len(text) + 8
+    return lines, n, clipped
+
+
 def _read_lines(f: Any, path: str, size: int, start: int, end: int | None) -> dict[str, Any]:
     lines: list[str] = []
-    used, n, clipped, long_lines = 0, 0, False, 0
-    while True:
+    used, n, clipped = 0, 0, False
+    if size <= SLURP_BYTES:
+        lines, n, clipped = _slurp_lines(f, start, end)
+    while size > SLURP_BYTES:
         raw = _read_line(f)
         if raw is None:
             break
@@ -89,7 +120,6 @@ def _read_lines(f: Any, path: str, size: int, start: int, end: int | None) -> di
         text = raw.decode("utf-8", "replace").rstrip("\r\n")
         if len(text) > MAX_LINE_CHARS:
             text = text[:MAX_LINE_CHARS] + " [... line cut at %d characters]" % MAX_LINE_CHARS
-            long_lines += 1
         lines.append(text)
         used += len(text) + 8
     if not lines:

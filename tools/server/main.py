@@ -1,4 +1,5 @@
-"""The request loop: JSON lines in on stdin, answers out on stdout, served by a thread pool."""
+"""The request loop: JSON lines in on stdin (and on the direct channel's socket, when there is one),
+each answer sent back where its request came from, served by a thread pool."""
 from __future__ import annotations
 
 import argparse
@@ -13,16 +14,20 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from . import PROTOCOL_VERSION
+from . import PROTOCOL_VERSION, channel
 from .files import op_create, op_edit, op_read, op_read_raw
 from .grep import op_search
 from .lint import op_lint
 from .paths import OpError, Workspace
+from .shell import Shells
 from .term import kill_group, op_terminal
 
 MAX_WORKERS = 64
 PRESTART_WORKERS = 4
 EXIT_GRACE_S = 2.0
+INLINE_OPS = ("ping", "read")
+"""Ops answered on the thread that read the request: a read is bounded (one file, capped output), and
+skipping the pool's hand-off saves two thread switches per call."""
 
 
 class Server:
@@ -38,14 +43,21 @@ class Server:
         self.idle = 0
         self.workers = 0
         self.procs: set = set()
+        self.shells = Shells()
         self.ops: dict[str, Callable[..., Any]] = {
             "ping": lambda ws: {"pong": True},
             "read": op_read, "read_raw": op_read_raw, "edit": op_edit, "create": op_create,
             "search": op_search, "lint": op_lint,
-            "terminal": lambda ws, **a: op_terminal(ws, procs=self.procs, **a),
+            "terminal": self._terminal,
         }
         for _ in range(PRESTART_WORKERS):
             self._spawn()
+
+    def _terminal(self, ws: Workspace, persistent: bool = False, **args: Any) -> dict[str, Any]:
+        """A command in the persistent shell, or (persistent=False) in a fresh `bash -c` of its own."""
+        if persistent:
+            return self.shells.run(ws, **args)
+        return op_terminal(ws, procs=self.procs, **args)
 
     def _spawn(self, idle: bool = True) -> bool:
         try:
@@ -57,9 +69,12 @@ class Server:
             self.idle += idle
         return True
 
-    def send(self, obj: dict[str, Any]) -> None:
+    def send(self, obj: dict[str, Any], reply: Callable[[bytes], None] | None = None) -> None:
         data = json.dumps(obj, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "replace")
         data += b"\n"
+        if reply is not None:
+            reply(data)
+            return
         with self.write_lock:
             view = memoryview(data)
             while view:
@@ -90,42 +105,55 @@ class Server:
 
     def _work(self) -> None:
         while True:
-            req = self.tasks.get()
+            req, reply = self.tasks.get()
             try:
-                self.send(self.handle(req))
+                self.send(self.handle(req), reply)
             except Exception:
                 traceback.print_exc(file=sys.stderr)
             with self.pool_lock:
                 self.idle += 1
 
-    def submit(self, line: bytes) -> None:
+    def submit(self, line: bytes, reply: Callable[[bytes], None] | None = None) -> None:
+        """Queue one request; its answer goes to `reply` (default: stdout)."""
         try:
             req = json.loads(line)
             if not isinstance(req, dict):
                 raise ValueError("a request must be a JSON object")
         except ValueError as e:
-            self.send({"id": None, "ok": False, "error": "malformed request: %s" % e})
+            self.send({"id": None, "ok": False, "error": "malformed request: %s" % e}, reply)
+            return
+        if req.get("op") in INLINE_OPS:  # quick and bounded: answered by the reading thread, no hand-off
+            self.send(self.handle(req), reply)
             return
         with self.pool_lock:
             reserved = self.idle > 0
             if reserved:
                 self.idle -= 1
-        self.tasks.put(req)
+        self.tasks.put((req, reply))
         # no free worker: add one (if that fails, the request waits for a busy worker to finish)
         if not reserved and self.workers < MAX_WORKERS and not self._spawn(idle=False):
             if self.workers == 0:
-                self.send({"id": req.get("id"), "ok": False, "error": "cannot start a worker"})
+                self.send({"id": req.get("id"), "ok": False, "error": "cannot start a worker"}, reply)
 
-    def serve(self, stdin: Any) -> None:
-        self.send({"id": 0, "ok": True, "result": {
-            "server": "autoinstall-toolserver", "protocol": PROTOCOL_VERSION, "root": self.ws.root,
-            "python": platform.python_version(), "pid": os.getpid()}})
+    def serve(self, stdin: Any, channel_path: str | None = None) -> None:
+        """Answer requests until stdin closes; also over the host's Unix socket at `channel_path` when
+        given (the greeting names it when connected, and says nothing of it otherwise)."""
+        conn = channel.connect(channel_path) if channel_path else None
+        greeting = {"server": "autoinstall-toolserver", "protocol": PROTOCOL_VERSION,
+                    "root": self.ws.root, "python": platform.python_version(), "pid": os.getpid()}
+        if conn is not None:
+            channel.serve(conn, self.submit)
+            greeting["socket"] = channel_path
+        self.send({"id": 0, "ok": True, "result": greeting})
         for line in iter(stdin.readline, b""):
             if line.strip():
                 self.submit(line)
+        if conn is not None:
+            channel.close(conn)
         # stdin closed: the host is gone. Stop running commands, let quick requests finish.
         for pid in list(self.procs):
             kill_group(pid)
+        self.shells.close()
         deadline = time.monotonic() + EXIT_GRACE_S
         while time.monotonic() < deadline and (self.idle < self.workers or not self.tasks.empty()):
             time.sleep(0.01)
@@ -134,9 +162,11 @@ class Server:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="toolserver", description=__doc__)
     parser.add_argument("--root", required=True, help="the workspace; paths are confined to it")
+    parser.add_argument("--connect", help="also serve over the host's Unix socket at this path (the direct "
+                        "channel)")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.root):
         sys.stdout.write(json.dumps({"id": 0, "ok": False, "error": "workspace root %s is not a "
                                      "directory" % args.root}) + "\n")
         sys.exit(2)
-    Server(args.root).serve(sys.stdin.buffer)
+    Server(args.root).serve(sys.stdin.buffer, args.connect)

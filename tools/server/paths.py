@@ -83,7 +83,7 @@ def write_atomic(path: str, data: bytes) -> None:
 
 def numbered(lines: list[str], first: int) -> str:
     """`cat -n` style: right-aligned line numbers, a tab, the line."""
-    return "".join("%6d\t%s\n" % (first + i, line) for i, line in enumerate(lines))
+    return "".join(map("%6d\t%s\n".__mod__, zip(range(first, first + len(lines)), lines)))
 
 
 def iter_files(ws: Workspace, top: str, suffixes: tuple | None = None) -> Iterator[str]:

@@ -2,8 +2,8 @@
 
 Files: `survey/` (RepoFacts from the repository's files), `proposal/` (facts -> plan: deps, interpreter
 and Debian packages, services CI starts (run here through autoinstall/ecosystems/services.py), test command
-and checks), `diagnosis.py` + `repairs.py` (failure -> fix),
-`pypi_names.py`, `pytest_plugins.py`, `imports.py` (name maps and import extraction), `stubs.py`.
+and checks; `proposal/locked.py` installs from lock files), `diagnosis.py` + `repairs.py` (failure -> fix),
+`timemachine.py` (resolve as of the commit date, build tooling exempt), `pypi_names.py`, `pytest_plugins.py`, `imports.py` (name maps and import extraction), `stubs.py`.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from autoinstall.ecosystems.python.repairs import SERVICE_FAILURE, repair
 from autoinstall.ecosystems.python.stubs import build_stub_wheel, files_importing, stub_version
 from autoinstall.ecosystems.python.survey import survey
 from autoinstall.ecosystems.python.survey.facts import RepoFacts
+from autoinstall.ecosystems.python.timemachine import as_of
 from autoinstall.ecosystems.repofiles import RepoFiles
 from envs.base import Sandbox, SandboxFactory
 from envs.spec import Diagnosis, Plan, Repair
@@ -29,8 +30,8 @@ class PythonEcosystem:
     """Python projects: pip/uv installs into /opt/venv, pytest or unittest, uv pip freeze pins."""
 
     name = "python"
-    toolchains = ("3.11", "3.13")
-    """The interpreters Debian provides for base images here (bookworm, trixie)."""
+    toolchains = ("3.11", "3.13", "3.9")
+    """The interpreters Debian provides for base images here (bookworm, trixie, bullseye), preferred first."""
     chat_environment = (
         "Commands run with bash in /workspace (the repository) inside a Debian container whose Python venv "
         "/opt/venv is active and where `uv` is on PATH; prefer `uv pip install`. Always install the local "
@@ -74,8 +75,9 @@ class PythonEcosystem:
     def freeze(self, sandbox: Sandbox) -> str:
         return freeze(sandbox)
 
-    def as_of(self, date: str) -> dict[str, str]:
-        return {"UV_EXCLUDE_NEWER": date}
+    def as_of(self, date: str | None) -> dict[str, str]:
+        """Dependencies as of `date`, build tooling exempt; latest releases (and why) without a usable date."""
+        return as_of(date)
 
     def warm(self, sandbox: Sandbox, constraints: str) -> None:
         warm(sandbox, constraints)

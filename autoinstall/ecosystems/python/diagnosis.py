@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from autoinstall.ecosystems.python.pypi_names import NAMESPACES
+from autoinstall.ecosystems.python.timemachine import drift_subject
 from autoinstall.ecosystems.services import PORTS
 from envs.spec import Diagnosis, DiagnosisKind
 
@@ -104,6 +105,13 @@ def _service_by_port(output: str) -> str:
     return "network service"
 
 
+def _drift_line(output: str, module: str) -> str:
+    """The error line of a failure raised inside `module` (the last line naming an error or a warning)."""
+    lines = [ln.strip() for ln in output.splitlines() if re.search(r"(?:Error|Warning)\b.*:|Failed to build", ln)]
+    shown = [ln for ln in lines if module in ln] or lines
+    return (shown[-1] if shown else module)[:500]
+
+
 def _subject(match: re.Match[str]) -> str:
     groups = [v for k, v in match.groupdict().items() if v]
     return groups[0].strip() if groups else ""
@@ -114,6 +122,9 @@ def diagnose(output: str, *, timed_out: bool = False) -> Diagnosis:
     if timed_out:
         return Diagnosis(kind="timeout", evidence=output[-300:])
     for kind, pattern in _RULES:
+        if kind == "deprecation_as_error" and (module := drift_subject(output)):
+            # Raised inside an installed dependency (or a plugin's validation): its version, not the project.
+            return Diagnosis(kind="dependency_drift", subject=module, evidence=_drift_line(output, module))
         match = pattern.search(output)
         if match is None:
             continue

@@ -9,9 +9,16 @@ from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
 from autoinstall.ecosystems.python.diagnosis import NETWORK_OFF, STUB_USED, local_service, missing_modules
 from autoinstall.ecosystems.python.index import on_index
+from autoinstall.ecosystems.python.proposal.locked import LOCK_CONSTRAINTS
 from autoinstall.ecosystems.python.proposal.services import service_step
 from autoinstall.ecosystems.python.pypi_names import distribution_for
 from autoinstall.ecosystems.python.pytest_plugins import plugin_for_ini, plugin_for_marker, plugin_for_option
+from autoinstall.ecosystems.python.timemachine import (
+    CUTOFF_ENV,
+    UV_SYSTEM_CONFIG,
+    drift_repair,
+    exemption_step,
+)
 from autoinstall.ecosystems.services import PYTEST_PLUGIN, START, START_D, ServiceKind, service_named
 from envs.spec import Evidence, Repair, Step
 
@@ -173,7 +180,7 @@ def _needs_network(ctx: RepairContext) -> Repair | None:
     if not needing:
         return None
     return Repair(kind="deselect", tests=_whole_files(needing, ctx.test_ids),
-                  reason="these tests need the internet, and environments run their tests offline")
+                  reason="needs_network: these tests need the internet, and environments run their tests offline")
 
 
 def _stub_used(ctx: RepairContext) -> Repair | None:
@@ -206,8 +213,37 @@ def _warnings_as_errors(ctx: RepairContext) -> Repair | None:
                          "project treats warnings as errors; ignore deprecation warnings")
 
 
+def _dependency_drift(ctx: RepairContext) -> Repair | None:
+    """An install or collection failing inside a dependency: that dependency's latest release, then latest
+    releases of all (timemachine.py); in the tests, or with no cutoff, what a deprecation warning gets."""
+    steps = [*ctx.plan.steps, *(r.step for r in ctx.tried if r.step is not None)]
+    if ctx.phase == "install" and ctx.env.get(CUTOFF_ENV) and not any(UV_SYSTEM_CONFIG in s.command for s in steps):
+        # A plan that does not exempt build tooling (a chat model's): exempt it, then retry.
+        return Repair(kind="insert_before", step=exemption_step(Evidence(file="<output>", text=ctx.diagnosis.evidence)),
+                      reason=f"{ctx.diagnosis.describe()} under the cutoff {ctx.env[CUTOFF_ENV]}: exempt build tooling")
+    if ctx.phase != "tests":
+        repair = drift_repair(ctx.env, ctx.diagnosis.subject, ctx.diagnosis.evidence, ctx.tried)
+        if repair is not None:
+            return repair
+    return _warnings_as_errors(ctx) if "Warning" in ctx.diagnosis.evidence else None
+
+
+def _without_lock(ctx: RepairContext) -> Repair | None:
+    """An install with the lock's constraints failed and nothing else fixes it: the lock cannot be installed
+    on this interpreter, so empty its constraints and resolve afresh from here on (recorded as a step)."""
+    if ctx.phase != "install" or LOCK_CONSTRAINTS not in ctx.failing.command:
+        return None
+    step = _step(f": > {LOCK_CONSTRAINTS}", f"the locked versions cannot be installed here "
+                 f"({ctx.diagnosis.describe()}): resolve afresh instead", "python", ctx)
+    reason = f"{ctx.diagnosis.describe()} with the lock's versions -> resolve afresh, without the lock"
+    if ctx.failing.command.endswith(f"> {LOCK_CONSTRAINTS}") or " -o " + LOCK_CONSTRAINTS in ctx.failing.command:
+        return Repair(kind="replace", step=step, reason=reason)  # the lock itself could not be read
+    return Repair(kind="insert_before", step=step, reason=reason)
+
+
 RULES = {
     "deprecation_as_error": _warnings_as_errors,
+    "dependency_drift": _dependency_drift,
     "installer_parse_error": _use_pip,
     "missing_module": _missing_module,
     "missing_header": _system_package,
@@ -240,6 +276,8 @@ def repair(ctx: RepairContext) -> Repair | None:
     step; None means give up."""
     rule = RULES.get(ctx.diagnosis.kind)
     proposal = rule(ctx) if rule else None
+    if proposal is None or ctx.already_tried(proposal):
+        proposal = _without_lock(ctx)
     if proposal is None or ctx.already_tried(proposal):
         proposal = _skip(ctx)
     if proposal is None or ctx.already_tried(proposal):

@@ -19,7 +19,7 @@ class EmbeddedModelConfig(BaseModel):
     """Settings of the embedded model."""
 
     model_config = ConfigDict(extra="forbid")
-    pythons: tuple[str, ...] = ("3.11", "3.13")
+    pythons: tuple[str, ...] = ("3.11", "3.13", "3.9")
     """Interpreters the sandboxes can provide, in order of preference."""
 
 

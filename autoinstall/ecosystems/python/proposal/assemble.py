@@ -10,11 +10,13 @@ import shlex
 from pathlib import Path
 
 from autoinstall.ecosystems.python.proposal.deps import TOOLS, Selection, declared_names, select
+from autoinstall.ecosystems.python.proposal.locked import choose_lock, constrained, lock_step
 from autoinstall.ecosystems.python.proposal.services import plan_services
 from autoinstall.ecosystems.python.proposal.system import choose_python, system_step
 from autoinstall.ecosystems.python.proposal.testcmd import checks, choose_tests
 from autoinstall.ecosystems.python.pypi_names import distribution_for, normalize, requirement_name
 from autoinstall.ecosystems.python.survey.facts import RepoFacts, Requirement
+from autoinstall.ecosystems.python.timemachine import exemption_step
 from autoinstall.ecosystems.services import with_services
 from envs.spec import Evidence, Plan, Step
 
@@ -198,8 +200,9 @@ def propose_plan(facts: RepoFacts, repo: Path, pythons: tuple[str, ...] = ("3.11
         + [r for x in facts.extras if x.name in sel.extras for r in x.requirements]
         + [r for f in facts.requirements_files if f.path in sel.requirement_files for r in f.requirements]
     )
+    steps, lock_notes = _locked_and_dated(facts, python, steps)
     steps[:0] = [s for s in (system_step(facts, all_specs), services.step) if s]
-    notes += services.notes + _context_notes(facts)
+    notes += services.notes + lock_notes + _context_notes(facts)
     if not steps:
         notes.append("nothing to install: no build files, requirements or third-party imports")
     return Plan(
@@ -212,6 +215,18 @@ def propose_plan(facts: RepoFacts, repo: Path, pythons: tuple[str, ...] = ("3.11
     )  # type: ignore[arg-type]
 
 
+def _locked_and_dated(facts: RepoFacts, python: str, steps: list[Step]) -> tuple[list[Step], list[str]]:
+    """The lock's versions as constraints of every install (locked.py), and, in a git checkout (which has a
+    commit date to resolve as of), the build tooling's exemption from that date first (timemachine.py)."""
+    lock, notes = choose_lock(facts, python)
+    if lock is not None and steps:
+        steps = [lock_step(lock), *(constrained(s) for s in steps)]
+    if facts.has_git and any("uv pip install" in s.command for s in steps):
+        evidence = facts.build.evidence or next((e for s in steps for e in s.evidence), Evidence(file=".git"))
+        steps.insert(0, exemption_step(evidence))
+    return steps, notes
+
+
 def _context_notes(facts: RepoFacts) -> list[str]:
     notes = []
     if facts.c_extensions:
@@ -219,6 +234,7 @@ def _context_notes(facts: RepoFacts) -> list[str]:
             "compiled code (" + ", ".join(c.name for c in facts.c_extensions[:3]) + "): headers or "
             "libraries it needs that the base image lacks are diagnosed from the build output"
         )
-    if facts.lock_files:
-        notes.append(f"lock files present ({', '.join(facts.lock_files)}); the plan resolves afresh")
+    unread = [f for f in facts.lock_files if f not in {lk.path for lk in facts.locks} and f != "Pipfile"]
+    if unread:
+        notes.append(f"lock files not installed from ({', '.join(unread)}); the plan resolves afresh")
     return notes + [f"survey: {n}" for n in facts.notes]

@@ -11,8 +11,8 @@ from autoinstall.ecosystems.python.pypi_names import requirement_name
 from autoinstall.ecosystems.python.survey.facts import RepoFacts, Requirement
 from envs.spec import Evidence, Step
 
-PYTHONS = {"3.11": "3.11.2", "3.13": "3.13.5"}
-"""The interpreters these machines can bootstrap (Debian bookworm and trixie) and their patch versions."""
+PYTHONS = {"3.11": "3.11.2", "3.13": "3.13.5", "3.9": "3.9.2"}
+"""The interpreters these machines can bootstrap (Debian bookworm, trixie, bullseye) and their patch versions."""
 ALREADY_THERE = {
     "build-essential",
     "gcc",
@@ -62,7 +62,8 @@ LIBRARIES = {
 
 
 def choose_python(facts: RepoFacts, pythons: tuple[str, ...] = tuple(PYTHONS)) -> tuple[str, list[str]]:
-    """The first interpreter requires-python allows (3.11, then 3.13) and notes when the choice is forced."""
+    """The first interpreter requires-python allows (3.11, then 3.13, then 3.9) and notes when the choice is
+    forced."""
     spec_text = facts.requires_python
     if not spec_text:
         return pythons[0], []
@@ -73,7 +74,7 @@ def choose_python(facts: RepoFacts, pythons: tuple[str, ...] = tuple(PYTHONS)) -
     fits = [v for v in pythons if spec.contains(PYTHONS.get(v, f"{v}.0"), prereleases=True)]
     if not fits:
         note = (
-            f"requires-python {spec_text!r} excludes {' and '.join(pythons)} (the interpreters "
+            f"requires-python {spec_text!r} excludes {', '.join(pythons)} (the interpreters "
             f"these machines can bootstrap); trying {pythons[0]}"
         )
         return pythons[0], [note]

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autoinstall.ecosystems.python.survey.facts import RepoFacts
+from autoinstall.ecosystems.python.survey.tasks import expand_envlist
 from envs.spec import Check, Evidence
+from envs.testrun.unittest_runner import listing_check
 
 DROP_WITH_VALUE = {
     "-n",
@@ -65,22 +67,89 @@ class TestPlan:
     notes: list[str] = field(default_factory=list)
 
 
+SIDE_WORDS = {"docs", "doc", "sphinx", "lint", "linters", "linting", "flake8", "pylint", "ruff", "mypy", "typing",
+              "types", "type", "typecheck", "pyright", "pytype", "stubtest", "bench", "benchmark", "benchmarks",
+              "perf", "performance", "codspeed", "asv", "report", "clean", "build", "release", "publish",
+              "packaging", "format", "fmt", "black", "isort", "style", "pep8", "precommit", "spell", "spelling",
+              "linkcheck", "manifest", "readme", "bandit", "safety", "audit", "upload", "deploy"}
+"""Words in a tox/nox/hatch env, CI job or make target name that mark a side suite, not the project's tests."""
+SIDE_COMMAND = re.compile(r"--benchmark-only|--benchmark-enable|--codspeed|\bsphinx-build\b|\bmypy\b|\bflake8\b"
+                          r"|\bcoverage (?:report|combine|html|xml|erase)\b|\bpre-commit\b")
+SIDE_PATH = re.compile(r"^(?:\./)?(?:docs?|bench\w*|perf\w*|examples?)(?:/|$)")
+DEFAULT_NAMES = ("testenv", "tests", "test", "hatch-test")
+CI_ENVS = re.compile(r"\b(?:tox|nox)\b.*?\s(?:-e|--envlist|-s|--sessions?)[\s=]+(\S+)")
+
+
+def side_name(name: str) -> bool:
+    """True for an env, CI job or target named for a side suite (`docs`, `py311-lint`, `coverage-report`)."""
+    return any(p in SIDE_WORDS for p in re.split(r"[-_.:\s]+", name.lower()))
+
+
+def side_command(command: str) -> bool:
+    """True for a command that runs a side suite: benchmarks, docs, type checks, coverage reports, or a
+    pytest run whose only paths are docs/, benchmarks/ or examples/."""
+    if SIDE_COMMAND.search(command):
+        return True
+    words = _pytest_words(command) or []
+    paths = [w for i, w in enumerate(words) if not w.startswith("-")
+             and not (i and words[i - 1] in KEEP_WITH_VALUE | DROP_WITH_VALUE)]
+    return bool(paths) and all(SIDE_PATH.match(w) for w in paths)
+
+
+def is_side(name: str, commands: list[str]) -> bool:
+    """True for a side suite, by its name or what its commands run."""
+    return side_name(name) or any(side_command(c) for c in commands)
+
+
+def _ci_envs(facts: RepoFacts) -> set[str]:
+    """tox envs and nox sessions the CI runs by name (`tox -e py,unit` -> py, unit)."""
+    names: set[str] = set()
+    for command in facts.commands:
+        if command.source == "ci" and (m := CI_ENVS.search(command.text)) and "$" not in m[1]:
+            names.update(expand_envlist(m[1]))
+    return names
+
+
 def _candidates(facts: RepoFacts) -> list[tuple[str, Evidence | None]]:
-    """Test commands in order of trust: the test env of tox/nox, CI, hatch, make, docs."""
-    found: list[tuple[int, str, Evidence | None]] = []
-    for env in facts.task_envs:
-        if env.test_like:
-            rank = SOURCE_ORDER[env.tool] + (
-                0 if env.name in ("testenv", "tests", "test", "hatch-test") else 0.5
-            )
-            found += [(rank, c, env.evidence) for c in env.commands]  # type: ignore[misc]
-    found += [(SOURCE_ORDER[c.source], c.text, c.evidence) for c in facts.commands if c.purpose == "test"]
+    """Test commands in order of trust: the default test env of tox/nox (envlist, what CI runs), CI, hatch,
+    make, docs; never a side suite (benchmarks, docs, lint, type checks)."""
+    found: list[tuple[float, str, Evidence | None]] = []
+    ci_envs = _ci_envs(facts)
+    envs = [e for e in facts.task_envs if e.test_like and not side_name(e.name)]
+    tools_with_default = {e.tool for e in envs if e.default or e.name in ci_envs}
+    for env in envs:
+        if env.tool in tools_with_default:
+            main = env.default or env.name in ci_envs
+        else:
+            main = env.name in DEFAULT_NAMES
+        found += [(SOURCE_ORDER[env.tool] + (0 if main else 0.5), c, env.evidence) for c in env.commands
+                  if not side_command(c)]  # one env's factor-conditional commands may mix suites
+    # A CI job's name says little (`build` jobs run tests); a make/just/poe target's says what it is for.
+    found += [(SOURCE_ORDER[c.source], c.text, c.evidence) for c in facts.commands if c.purpose == "test"
+              and not side_command(c.text) and not (c.source != "ci" and side_name(c.context))]
     found.sort(key=lambda item: item[0])
     return [
         (text, evidence)
         for _, text, evidence in found
         if not re.match(r"^(tox|nox|make|just|poe|hatch)\b", text)
     ]
+
+
+RUNS_TESTS = re.compile(r"\b(unittest|pytest|doctest|testtools|nose2?|"
+                        r"TestRunner|TestLoader|TestSuite|TestProgram)\b")
+
+
+def is_test_script(repo: Path, script: str) -> bool:
+    """True when `python SCRIPT` runs tests: its code uses a test framework, or (when it has no code to
+    read yet) its path says test. A code generator or a packaging helper is not one."""
+    if script.startswith("-m"):
+        return True
+    named = bool(re.search(r"test", script, re.IGNORECASE))
+    try:
+        text = (repo / script).read_text(errors="replace")[:200_000]
+    except OSError:
+        return named  # not in the checkout (an earlier step makes it): its path is all there is
+    return bool(RUNS_TESTS.search(text)) or (named and not text.strip())
 
 
 def _pytest_args(words: list[str], repo: Path, test_dirs: list[str]) -> list[str]:
@@ -113,7 +182,7 @@ def _pytest_args(words: list[str], repo: Path, test_dirs: list[str]) -> list[str
             and "$" not in word
             and (repo / word.split("::")[0]).exists()
         ):
-            kept.append(word)
+            kept.append(word if word.startswith("-") or word == "./" else word.removeprefix("./"))
         i += 1
     return kept
 
@@ -138,6 +207,26 @@ def _default_args(facts: RepoFacts, repo: Path) -> list[str]:
     return sorted({d.split("/")[0] for d in dirs} if len(dirs) > 3 else dirs)
 
 
+def _junit_back(facts: RepoFacts) -> list[str]:
+    """`-o addopts=...` without `-p no:junitxml`, when the project's addopts turn off the JUnit report that
+    per-test results are read from (the rest of its addopts kept as they are)."""
+    if facts.pytest is None or "junitxml" not in facts.pytest.addopts:
+        return []
+    try:
+        words = shlex.split(facts.pytest.addopts)
+    except ValueError:
+        return []
+    kept, i = [], 0
+    while i < len(words):
+        if words[i] == "-p" and words[i + 1:i + 2] == ["no:junitxml"]:
+            i += 2
+            continue
+        if words[i] != "-pno:junitxml":
+            kept.append(words[i])
+        i += 1
+    return ["-o", "addopts=" + shlex.join(kept)] if len(kept) < len(words) else []
+
+
 def choose_tests(facts: RepoFacts, repo: Path) -> TestPlan:
     """Runner and command: the project's pytest invocation if it has one, else `python -m pytest`."""
     if not facts.tests.files:
@@ -155,13 +244,17 @@ def choose_tests(facts: RepoFacts, repo: Path) -> TestPlan:
             plan.notes.append(f"test command adapted from `{text}`")
             break
         other = OTHER_RUNNER.search(text)
+        script = other.group(2) if other else None
+        if script and not script.endswith("setup.py") and not is_test_script(repo, script):
+            plan.notes.append(f"`{text}` runs a helper script, not a test runner: not the test command")
+            continue
         if other:
             script = other.group(2)
             if script and not facts.tests.load_tests and "setup.py" not in text:
                 plan.runner, plan.command, plan.evidence = "custom", text, evidence
                 plan.notes.append(
-                    f"the project runs its tests with its own script `{text}`; the verifier has "
-                    "only its exit status"
+                    f"the project runs its tests with its own script `{text}`; the verifier reads its "
+                    "per-test lines when it prints unittest's verbose ones, else its summary, and its exit status"
                 )
                 return plan
             if facts.tests.load_tests:
@@ -180,6 +273,11 @@ def choose_tests(facts: RepoFacts, repo: Path) -> TestPlan:
         plan.args += _default_args(facts, repo)
     if facts.tests.file_pattern != "test_*.py" and not any("python_files" in a for a in plan.args):
         plan.args += ["-o", "python_files=test*.py *_test.py"]
+    if junit := _junit_back(facts):
+        plan.args += junit
+        plan.notes.append(f"{facts.pytest.file if facts.pytest else 'the'} addopts turn off pytest's JUnit report "
+                          "(-p no:junitxml), which per-test results are read from: the test command overrides "
+                          "addopts without it")
     plan.command = " ".join(["python", "-m", "pytest", *(shlex.quote(a) for a in plan.args)])
     return plan
 
@@ -208,6 +306,9 @@ def checks(facts: RepoFacts, tests: TestPlan) -> list[Check]:
                 why="pytest can import every test module",
             )
         )
+    elif tests.runner == "unittest" and tests.command and (listing := listing_check(tests.command)):
+        found.append(Check(name="collect tests", kind="collect", command=listing,
+                           why="the project's unittest runner lists at least one test"))
     elif tests.runner == "unittest":
         start = next((d for d in facts.tests.dirs if d != "."), ".")
         found.append(

@@ -78,6 +78,8 @@ class TaskEnv(BaseModel):
     commands: list[str] = Field(default_factory=list)
     test_like: bool = False
     evidence: Evidence | None = None
+    default: bool = False
+    """Run by the tool's default invocation (tox's envlist, nox's default sessions), not a side env."""
 
 
 class Command(BaseModel):
@@ -188,6 +190,24 @@ class TestLayout(BaseModel):
     """Plugins implied by the tests themselves (`mocker` fixture, `@pytest.mark.asyncio`, ...)."""
 
 
+LockKind = Literal["uv", "poetry", "pdm", "pipenv", "pip-tools"]
+
+
+class LockFile(BaseModel):
+    """A lock file: the exact versions the project's own CI installs."""
+
+    path: str
+    kind: LockKind
+    pins: list[str] = Field(default_factory=list)
+    """`name==version` (with `; marker` when the lock gives one), read from the lock; empty for uv.lock,
+    which `uv export` turns into requirements inside the sandbox."""
+    python: str | None = None
+    """pip-tools locks compiled for one interpreter (`...-cp311-linux-x86_64.txt`): its X.Y."""
+    stale: str = ""
+    """Why the lock is out of sync with the manifest ("" when it is in sync)."""
+    evidence: Evidence
+
+
 class RepoFacts(BaseModel):
     """Everything the survey found; each fact carries the file and line it came from."""
 
@@ -215,6 +235,8 @@ class RepoFacts(BaseModel):
     c_extensions: list[Named] = Field(default_factory=list)
     """Evidence of compiled code: `ext_modules`, .c/.pyx sources, a compiled-code backend."""
     lock_files: list[str] = Field(default_factory=list)
+    locks: list[LockFile] = Field(default_factory=list)
+    """The lock files the plan can install from (survey/locks.py)."""
     packages: list[str] = Field(default_factory=list)
     """The project's own top-level import names."""
     imports: list[ImportedModule] = Field(default_factory=list)

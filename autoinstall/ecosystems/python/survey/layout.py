@@ -13,6 +13,7 @@ from autoinstall.ecosystems.python.survey.facts import (
     Requirement,
     RequirementsFile,
 )
+from autoinstall.ecosystems.python.survey.locks import read_locks
 from autoinstall.ecosystems.python.survey.testing import TEST_DIR_NAMES
 from autoinstall.ecosystems.repofiles import RepoFiles
 from envs.spec import Evidence
@@ -115,6 +116,7 @@ def read_requirements(files: RepoFiles, facts: RepoFacts) -> None:
                 seen.add(rel)
                 facts.requirements_files.append(_parse_requirements(files, rel))
     facts.lock_files = [name for name in LOCK_FILES if (files.root / name).is_file()]
+    read_locks(files, facts)
 
 
 def _package_hints(files: RepoFiles) -> set[str]:

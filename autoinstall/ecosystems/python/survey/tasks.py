@@ -14,16 +14,49 @@ TEST_TOOLS = re.compile(r"\b(pytest|py\.test|unittest|testtools\.run|trial|nose2
 _FACTOR = re.compile(r"^[A-Za-z0-9_.,!{}-]+:\s+(?=\S)")
 
 
+_INNER = re.compile(r"\{([^{}]*)\}")
+
+
+def _resolve(inner: str) -> str | None:
+    """One substitution with nothing nested left in it (`posargs:tests` -> `tests`); None to keep it."""
+    key, _, rest = inner.partition(":")
+    if key == "posargs":
+        return rest
+    if key == "env":
+        return rest.partition(":")[2]  # its default, if any
+    if key == "tty":
+        return rest.partition(":")[2]  # not a terminal
+    if inner in ("envpython", "envbindir/python", "envbindir/python3"):
+        return "python"
+    return {"toxinidir": ".", "tox_root": ".", "/": "/", ":": ":"}.get(inner)
+
+
 def tox_substitute(line: str) -> str:
-    """A tox command or dep with its substitutions resolved for a plain shell at the repository root."""
-    line = re.sub(r"\{env:[A-Za-z_][A-Za-z0-9_]*:?([^}]*)\}", lambda m: m.group(1), line)  # its default, if any
-    line = re.sub(r"\{posargs:?([^}]*)\}", lambda m: m.group(1), line)
-    line = re.sub(r"\{env(?:python|bindir/python\d?)\}", "python", line)
-    line = re.sub(r"\{(?:toxinidir|tox_root)\}/?", "./", line)
+    """A tox command or dep with its substitutions resolved for a plain shell at the repository root,
+    innermost first (`{posargs:{toxinidir}/tests}` -> `./tests`); unknown ones (`{envtmpdir}`) are kept."""
     line = re.sub(r"\{envbindir\}/", "", line)
-    line = line.replace("{/}", "/")
+    kept: list[str] = []
+    while match := _INNER.search(line):
+        value = _resolve(match[1])
+        if value is None:  # kept as it is, out of the way of the outer ones
+            kept.append(match[0])
+            value = f"\0{len(kept) - 1}\0"
+        line = line[:match.start()] + value + line[match.end():]
+    line = re.sub(r"\0(\d+)\0", lambda m: kept[int(m[1])], line)
+    line = re.sub(r"(?<![\w./])\./(?=\s|$)", ". ", line).replace("./ ", ". ")
+    line = re.sub(r"(?<![\w./])\.//", "./", line)
     line = re.sub(r"^(-[rc])(?=[^\s-])", r"\1 ", line)  # -rfile -> -r file
-    return re.sub(r"\s+", " ", line.replace("./ ", ". ")).strip()
+    return re.sub(r"\s+", " ", line).strip()
+
+
+def _section_refs(value: str, cfg: configparser.ConfigParser, depth: int = 0) -> str:
+    """`{[testenv]commands}` (another section's value) replaced by that value, as tox does."""
+    def ref(m: re.Match[str]) -> str:
+        section, key = m[1], m[2]
+        if depth > 5 or not cfg.has_option(section, key):
+            return m[0]
+        return _section_refs(cfg.get(section, key), cfg, depth + 1)
+    return re.sub(r"\{\[([^\]]+)\]([^{}:]+)\}", ref, value)
 
 
 def _is_test_env(name: str, commands: list[str]) -> bool:
@@ -44,7 +77,7 @@ def _tox_ini(files: RepoFiles, cfg: configparser.ConfigParser, offset_rel: str) 
         if section != "testenv" and not section.startswith("testenv:"):
             continue
         name = section.split(":", 1)[1] if ":" in section else "testenv"
-        options = {**base, **dict(cfg.items(section))}
+        options = {k: _section_refs(v, cfg) for k, v in {**base, **dict(cfg.items(section))}.items()}
         after = files.line_of(offset_rel, f"[{section}]")
         deps = []
         for raw in _ini_list(options.get("deps", "")):
@@ -73,7 +106,42 @@ def _tox_ini(files: RepoFiles, cfg: configparser.ConfigParser, offset_rel: str) 
                 evidence=files.evidence(offset_rel, f"[{section}]"),
             )
         )
+    tox = dict(cfg.items("tox")) if cfg.has_section("tox") else {}
+    _mark_default(envs, expand_envlist(tox.get("envlist") or tox.get("env_list") or ""))
     return envs
+
+
+def expand_envlist(value: str | list[str]) -> list[str]:
+    """tox's envlist as env names: `py3{10,11}-unit, docs` -> py310-unit, py311-unit, docs."""
+    text = ",".join(value) if isinstance(value, list) else value
+    names: list[str] = []
+    depth, item = 0, ""
+    for char in text + ",":  # split on commas and newlines outside braces
+        depth += (char == "{") - (char == "}")
+        if char in ",\n" and depth == 0:
+            names += _product(item.strip()) if item.strip() and not item.strip().startswith("#") else []
+            item = ""
+        else:
+            item += char
+    return names
+
+
+def _product(name: str) -> list[str]:
+    match = re.search(r"\{([^{}]*)\}", name)
+    if match is None:
+        return [name]
+    return [n for part in match[1].split(",") for n in _product(name[:match.start()] + part.strip()
+                                                               + name[match.end():])]
+
+
+def _mark_default(envs: list[TaskEnv], envlist: list[str]) -> None:
+    """The envs `tox` with no `-e` runs: each envlist name's own section, else `[testenv]` (which every
+    name without a section of its own runs); with no envlist, `[testenv]`."""
+    named = {e.name: e for e in envs}
+    for name in envlist or ["testenv"]:
+        env = named.get(name) or named.get("testenv")
+        if env is not None:
+            env.default = True
 
 
 def _toml_command(command: Any) -> str:
@@ -114,6 +182,8 @@ def _tox_toml(files: RepoFiles, rel: str, tox: dict[str, Any]) -> list[TaskEnv]:
                 evidence=files.evidence(rel, name),
             )
         )
+    env_list = tox.get("env_list") if isinstance(tox.get("env_list"), list) else []
+    _mark_default(envs, expand_envlist([str(e) for e in env_list]))
     return envs
 
 
@@ -183,7 +253,13 @@ def read_nox(files: RepoFiles, facts: RepoFacts) -> None:
         files.notes.append(f"{rel}: cannot be parsed ({e.msg}, line {e.lineno}); not read")
         return
     consts: dict[str, list[str]] = {}
+    defaults: list[str] | None = None
     for node in tree.body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "nox.options.sessions":
+            try:
+                defaults = [str(v) for v in ast.literal_eval(node.value)]
+            except (ValueError, TypeError, SyntaxError):
+                pass
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             try:
                 value = ast.literal_eval(node.value)
@@ -211,6 +287,7 @@ def read_nox(files: RepoFiles, facts: RepoFacts) -> None:
             elif call.func.attr in ("run", "run_install") and args:
                 env.commands.append(" ".join(args))
         env.test_like = _is_test_env(name, env.commands)
+        env.default = defaults is not None and name in defaults
         facts.task_envs.append(env)
 
 

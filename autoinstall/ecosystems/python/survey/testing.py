@@ -139,7 +139,7 @@ def read_pytest_config(files: RepoFiles, facts: RepoFacts, local: set[str]) -> N
         file=rel, testpaths=_words(options.get("testpaths")), evidence=files.evidence(rel, header)
     )
     words = _words(options.get("addopts"))
-    config.addopts = " ".join(words)
+    config.addopts = shlex.join(words)
     plugins = [(d, "addopts") for d in _addopts_plugins(words, local)]
     plugins += [(d, key) for key in options if (d := plugin_for_ini(key))]
     plugins += [

@@ -1,0 +1,106 @@
+"""Java facts -> plan: Java's trust in the machine's CA bundle and the shared cache as a Maven repository,
+one build that also runs a test class (so every plugin and Surefire provider lands in ~/.m2 in the image),
+an offline compile check, and `mvn -o test` read per test from Surefire's reports."""
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from autoinstall.ecosystems.java.survey import JavaFacts
+from envs.spec import Check, Evidence, Plan, Step
+
+IMAGE_JDK = "21"
+"""Debian trixie's JDK (openjdk-21): what `maven.compiler.release` has to fit (Debian has no 17 or 25 there)."""
+CACHE_REPOSITORY = "file:///cache/maven"
+"""The shared package cache, read through as a Maven repository (layout of Maven Central) before Central:
+what a build downloads still lands in ~/.m2/repository, inside the image."""
+_REPO = (f"<repository><id>autoinstall-cache</id><url>{CACHE_REPOSITORY}</url>"
+         "<snapshots><enabled>false</enabled></snapshots></repository>")
+SETTINGS = ("<settings><profiles><profile><id>autoinstall-cache</id>"
+            f"<repositories>{_REPO}</repositories>"
+            f"<pluginRepositories>{_REPO.replace('repository>', 'pluginRepository>')}</pluginRepositories>"
+            "</profile></profiles><activeProfiles><activeProfile>autoinstall-cache</activeProfile>"
+            "</activeProfiles></settings>")
+TRUST = ("openssl pkcs12 -export -nokeys -jdktrust anyExtendedKeyUsage -certpbe NONE -nomac -passout pass: "
+         "-in /etc/ssl/certs/ca-certificates.crt -out /etc/ssl/certs/java/cacerts")
+"""Java's truststore from the system CA bundle (which holds the machine's own CA): Debian's cacerts keeps only
+the first certificate of a bundle file, so Maven would refuse the registry's TLS certificate."""
+SETUP = f"{TRUST} && mkdir -p ~/.m2 && printf '%s\\n' {shlex.quote(SETTINGS)} > ~/.m2/settings.xml"
+FLAGS = "-B -ntp"
+"""Batch mode, no transfer progress: logs a diagnosis can read."""
+GATES_OFF = ("-Dcheckstyle.skip -Denforcer.skip -Drat.skip -Dspotless.check.skip -Danimal.sniffer.skip "
+             "-Djacoco.skip")
+"""Quality gates that are not tests (style, licence headers, the Maven/JDK versions CI pins, API signatures,
+coverage agents): each can stop a build on this JDK or slow every test, and none decides whether a test
+passes. Unknown properties are ignored, so projects without these plugins are unaffected."""
+OFFLINE_TEST = f"-o test -Dmaven.test.failure.ignore=true {GATES_OFF}"
+"""Every test runs (a failing one does not stop the reactor); the reports say which failed."""
+
+
+def maven(facts: JavaFacts) -> str:
+    """The project's Maven wrapper when Maven Central serves its distribution, else Debian's mvn."""
+    return "sh ./mvnw" if facts.wrapper_usable else "mvn"
+
+
+def build_command(facts: JavaFacts) -> str:
+    """Compile everything and run one test class (network on): Surefire resolves its test-framework provider
+    only when tests run, and the offline runs need it in the local repository. A reactor is installed, so
+    every module finds its siblings in ~/.m2 as well."""
+    phase = "install" if facts.modules else "test"
+    if not facts.first_test:
+        return f"{maven(facts)} {FLAGS} {'install -DskipTests' if facts.modules else 'test-compile'} {GATES_OFF}"
+    return (f"{maven(facts)} {FLAGS} {phase} -Dtest={facts.first_test} -Dsurefire.failIfNoSpecifiedTests=false "
+            f"-DfailIfNoTests=false -Dmaven.test.failure.ignore=true {GATES_OFF}")
+
+
+def test_command(facts: JavaFacts) -> str:
+    """`mvn -o test` over the project (every module, to the end: -fae)."""
+    return f"{maven(facts)} {FLAGS} {OFFLINE_TEST}" + (" -fae" if facts.modules else "")
+
+
+def _newer(version: str, than: str) -> bool:
+    return version.isdigit() and int(version) > int(than)
+
+
+def _notes(facts: JavaFacts) -> list[str]:
+    notes = list(facts.notes)
+    if facts.java_release and _newer(facts.java_release, IMAGE_JDK):
+        notes.append(f"Java {facts.java_release} is asked for, newer than the image's JDK {IMAGE_JDK} (Debian "
+                     "trixie's, the only one here): the build is expected to fail")
+    elif facts.java_release and facts.java_release.isdigit() and int(facts.java_release) < 8:
+        notes.append(f"Java {facts.java_release} is asked for; JDK {IMAGE_JDK} compiles 8 and later only")
+    if facts.modules:
+        notes.append(f"multi-module reactor ({len(facts.modules)} modules: {', '.join(facts.modules[:6])}): "
+                     "installed into ~/.m2, tested with -fae")
+    if facts.wrapper:
+        notes.append(f"Maven wrapper: {'used' if facts.wrapper_usable else 'not used'} ({facts.wrapper})")
+    notes += [f"repository outside Maven Central, unreachable here: {e.text} ({e.file}:{e.line})"
+              for e in facts.repositories[:3]]
+    notes += [f"CI runs: {e.text} ({e.file}:{e.line})" for e in facts.ci_tests[:3]]
+    return notes
+
+
+def propose_plan(facts: JavaFacts, repo: Path, python: str) -> Plan:
+    """Two steps and the checks (an offline compile of main and test sources, the tests)."""
+    where = facts.artifact_evidence or Evidence(file="pom.xml", line=1, text="pom.xml")
+    steps = [Step(command=SETUP, kind="other", evidence=[where],
+                  why="Java must trust the machine's CA to reach Maven Central; the shared cache is read as a "
+                      "repository first, while downloads land in ~/.m2 inside the image"),
+             Step(command=build_command(facts), kind="project", evidence=[facts.java_evidence or where],
+                  why="resolve every dependency and plugin into ~/.m2 and compile main and test sources; "
+                      "one test class resolves Surefire's provider for the offline runs")]
+    compile_offline = f"{maven(facts)} {FLAGS} -o -q test-compile {GATES_OFF}"
+    checks = [Check(name="collect", kind="collect", command=compile_offline,
+                    why="main and test sources compile offline from what ~/.m2 holds: the classes Surefire "
+                        "scans (Maven cannot list tests without running them; the count comes from a run)")]
+    test_command = test_command_for(facts)
+    if test_command:
+        checks.append(Check(name="tests", kind="tests", command=test_command,
+                            why=f"{facts.test_files} test classes under src/test, Surefire reports per test"))
+    return Plan(ecosystem="java", python=python, steps=steps, checks=checks, test_command=test_command,
+                test_runner="maven" if test_command else "none", notes=_notes(facts))
+
+
+def test_command_for(facts: JavaFacts) -> str | None:
+    """The offline test command, or None when no test sources exist."""
+    return test_command(facts) if facts.test_files else None

@@ -1,0 +1,104 @@
+"""The embedded model's phase-2 rules for Maven: a diagnosed failure -> one repair, or None to give up."""
+from __future__ import annotations
+
+import re
+import shlex
+
+from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.java.diagnosis import NETWORK_OFF, SERVICE_REFUSED
+from autoinstall.ecosystems.java.pins import CENTRAL
+from autoinstall.ecosystems.java.proposal import IMAGE_JDK
+from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
+from envs.spec import Evidence, Repair, Step
+
+OLDEST_RELEASE = "8"
+"""The oldest source/target JDK 21's javac compiles for."""
+MAVEN_ARGS = "MAVEN_ARGS"
+"""Arguments Maven (3.9+) adds to every command line: how a repair reaches every step, check and test run."""
+RAISE_SOURCE = (f"-Dmaven.compiler.source={OLDEST_RELEASE} -Dmaven.compiler.target={OLDEST_RELEASE} "
+                f"-Djava.version={OLDEST_RELEASE}")
+
+
+def _tool(ctx: RepairContext) -> Repair | None:
+    """A source/target older than 8: compile for 8 (JDK 21's oldest), once. A newer JDK than 21 cannot be had
+    here (Debian trixie has only 21): None, and the build fails with the line that names it."""
+    subject = ctx.diagnosis.subject
+    if not subject.startswith("source ") or RAISE_SOURCE in ctx.env.get(MAVEN_ARGS, ""):
+        return None
+    args = f"{ctx.env.get(MAVEN_ARGS, '')} {RAISE_SOURCE}".strip()
+    return Repair(kind="set_env", env={MAVEN_ARGS: args},
+                  reason=f"Java {subject.removeprefix('source ')} sources: JDK {IMAGE_JDK} compiles for "
+                         f"{OLDEST_RELEASE} and later only, so the build targets {OLDEST_RELEASE}")
+
+
+def _resolve_online(ctx: RepairContext) -> Repair | None:
+    """An artifact first needed offline (a plugin or provider the build did not use): run the same Maven
+    command once with the network on, before the failing one, so it lands in ~/.m2."""
+    command = ctx.failing.command
+    if not command.startswith(("mvn ", "sh ./mvnw ")):
+        command = ctx.plan.test_command or ""
+    if " -o " not in f"{command} ":
+        return None  # online already: no reachable repository has it
+    online = command.replace(" -o ", " ", 1).replace(" -q ", " ", 1)
+    if re.search(r"\s(?:test|package|verify|install)(?:\s|$)", online) and "test.failure.ignore" not in online:
+        online += " -Dmaven.test.failure.ignore=true"  # a failing test must not stop the downloads
+    step = Step(command=online,
+                kind="other", why=f"{ctx.diagnosis.subject} was never downloaded: fetch it with the network on",
+                evidence=[Evidence(file="<output>", text=ctx.diagnosis.evidence)])
+    return Repair(kind="insert_before", step=step,
+                  reason=f"{ctx.diagnosis.describe()} -> the same Maven run online once")
+
+
+def release_parent_step(coordinates: str) -> str | None:
+    """A step that makes pom.xml's <parent> the release of its SNAPSHOT version, after checking Maven Central
+    has that release (`group:artifact:pom:X-SNAPSHOT` -> X); None for anything else."""
+    parts = coordinates.split(":")
+    if len(parts) != 4 or not parts[3].endswith("-SNAPSHOT"):
+        return None
+    group, artifact, _, version = parts
+    release = version.removesuffix("-SNAPSHOT")
+    url = f"{CENTRAL}/{group.replace('.', '/')}/{artifact}/{release}/{artifact}-{release}.pom"
+    edit = ("import pathlib, re; p = pathlib.Path('pom.xml'); p.write_text(re.sub("
+            f"r'(<parent>.*?<version>){re.escape(release)}-SNAPSHOT(</version>)', r'\\g<1>{release}\\g<2>', "
+            "p.read_text(), count=1, flags=re.S))")
+    return f"curl -sfI {url} > /dev/null && python3 -c {shlex.quote(edit)}"
+
+
+def _release_parent(ctx: RepairContext) -> Repair | None:
+    """A SNAPSHOT parent pom no reachable repository serves (only Maven Central is reachable, and it has no
+    snapshots): build against the release of that version, when Central has it (recorded; pom.xml changes)."""
+    if "parent POM" not in ctx.diagnosis.evidence or ctx.phase != "install":
+        return None
+    command = release_parent_step(ctx.diagnosis.subject)
+    if command is None:
+        return None
+    step = Step(command=command, kind="other", evidence=[Evidence(file="pom.xml", text=ctx.diagnosis.subject)],
+                why=f"the parent {ctx.diagnosis.subject} is a snapshot no reachable repository serves; its "
+                    "release from Maven Central stands in for it")
+    return Repair(kind="insert_before", step=step,
+                  reason=f"{ctx.diagnosis.describe()} -> the parent's release version (pom.xml edited)")
+
+
+def _deselect(ctx: RepairContext) -> Repair | None:
+    """Tests whose own failure message shows a refused connection or no internet: left out, with reason."""
+    service, network = offline_or_refused(ctx, SERVICE_REFUSED, NETWORK_OFF)
+    if not service and not network:
+        return None
+    return Repair(kind="deselect", tests=list(dict.fromkeys(service + network)),
+                  reason=deselection_reason(service, network))
+
+
+RULES = {
+    "missing_tool": _tool,
+    "missing_module": _resolve_online,
+    "no_distribution": _release_parent,
+    "service_unavailable": _deselect,
+    "network_required": _deselect,
+}
+
+
+def repair(ctx: RepairContext) -> Repair | None:
+    """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step (the
+    setup, never the build); None means give up (an artifact no reachable repository serves included)."""
+    return first_repair(ctx, RULES, essential=("project",))
+

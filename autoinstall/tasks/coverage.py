@@ -1,0 +1,118 @@
+"""Which tests reach which functions, from one traced run of a pytest suite, so that a candidate is searched
+with only the tests that call the function it changes (the kept ones are validated with the whole suite).
+
+A small pytest plugin (written into the container, loaded with `-p`) records, per test, the functions of
+the workdir's files that were called (a profile hook, calls only: cheap), and keeps only the tests listed
+in $AUTOINSTALL_SELECT when that is set. Other runners, or a map whose test ids do not match the runner's
+results, mean no selection: every candidate runs the whole suite.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+import uuid
+
+from pydantic import BaseModel, Field
+
+from autoinstall.tasks.candidate import Candidate
+from envs.base import Sandbox
+
+PLUGIN_DIR = "/var/tmp/autoinstall-tasks"
+PLUGIN = "autoinstall_tasks_plugin"
+MIN_MATCHED = 0.8
+"""Share of the baseline's tests the traced ids must cover, else the map is not used."""
+PLUGIN_SOURCE = '''"""Per-test calls into the workdir ($AUTOINSTALL_TRACE); selection ($AUTOINSTALL_SELECT)"""
+import json
+import os
+import sys
+import threading
+
+import pytest
+
+TRACE = os.environ.get("AUTOINSTALL_TRACE")
+SELECT = os.environ.get("AUTOINSTALL_SELECT")
+ROOT = os.getcwd().rstrip(os.sep) + os.sep
+_calls = set()
+_tests = {}
+
+
+def _profile(frame, event, arg):
+    if event == "call":
+        name = frame.f_code.co_filename
+        if name.startswith(ROOT):
+            _calls.add(name[len(ROOT):] + "::" + frame.f_code.co_name)
+
+
+def pytest_collection_modifyitems(config, items):
+    if not SELECT:
+        return
+    with open(SELECT) as f:
+        keep = set(f.read().split("\\n"))
+    config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in keep])
+    items[:] = [i for i in items if i.nodeid in keep]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if TRACE:
+        _calls.clear()
+        sys.setprofile(_profile)
+        threading.setprofile(_profile)
+    try:
+        yield
+    finally:
+        if TRACE:
+            sys.setprofile(None)
+            threading.setprofile(None)
+            _tests[item.nodeid] = sorted(_calls)
+
+
+def pytest_sessionfinish(session):
+    if TRACE:
+        with open(TRACE, "w") as f:
+            json.dump(_tests, f)
+'''
+
+
+class CoverageMap(BaseModel):
+    """test id -> the `file::function` names it called (function: the code object's own name)."""
+
+    tests: dict[str, list[str]] = Field(default_factory=dict)
+
+    def reaching(self, candidate: Candidate) -> list[str]:
+        """The tests that call the mutated function (mutations) or any function of the changed files."""
+        if candidate.mutation is not None:
+            wanted = {f"{candidate.mutation.file}::{candidate.mutation.function.split('.')[-1]}"}
+            return sorted(t for t, calls in self.tests.items() if wanted.intersection(calls))
+        files = tuple(f"{f}::" for f in candidate.files)
+        return sorted(t for t, calls in self.tests.items() if any(c.startswith(files) for c in calls))
+
+
+def install(sandbox: Sandbox) -> None:
+    sandbox.write_file(f"{PLUGIN_DIR}/{PLUGIN}.py", PLUGIN_SOURCE.encode())
+
+
+def with_plugin(command: str, variables: dict[str, str]) -> str:
+    """`command` with the plugin importable and loaded, and `variables` exported before it."""
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
+    return (f'export PYTHONPATH={PLUGIN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" {exports}; '
+            f"{command} -p {PLUGIN}")
+
+
+def select_file(sandbox: Sandbox, tests: list[str]) -> str:
+    path = f"{PLUGIN_DIR}/select-{uuid.uuid4().hex[:8]}.txt"
+    sandbox.write_file(path, "\n".join(tests).encode())
+    return path
+
+
+def read_map(sandbox: Sandbox, path: str, passing: list[str]) -> CoverageMap | None:
+    """The traced map, or None when it is missing or its ids do not match the baseline's."""
+    try:
+        traced = json.loads(sandbox.read_file(path))
+    except (FileNotFoundError, ValueError):
+        return None
+    wanted = set(passing)
+    tests = {t: calls for t, calls in traced.items() if t in wanted}
+    if not passing or len(tests) < MIN_MATCHED * len(passing):
+        return None
+    return CoverageMap(tests=tests)

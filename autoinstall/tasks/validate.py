@@ -1,0 +1,127 @@
+"""Trying candidates: the search run (one long-lived container, the bug applied, the suite run, the bug
+reverted) and the validation of a kept candidate (a fresh container, twice with the bug, twice fixed).
+
+A candidate is kept when 1..K tests of the baseline fail (FAIL_TO_PASS) and every other baseline test
+passes (PASS_TO_PASS); the baseline is what passes on the untouched tree, minus the flaky tests of
+verification. A run that times out (a mutation that hangs the suite) drops the candidate.
+"""
+from __future__ import annotations
+
+import time
+
+from pydantic import BaseModel, Field
+
+from autoinstall.tasks.candidate import Candidate
+from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diff, outcomes
+from envs.base import Sandbox, SandboxFactory
+from envs.spec import TestRun
+from envs.task import TaskValidation
+
+
+class Verdict(BaseModel):
+    """What one search run of a candidate showed."""
+
+    kept: bool
+    reason: str = ""
+    fail_to_pass: list[str] = Field(default_factory=list)
+    pass_to_pass: list[str] = Field(default_factory=list)
+    messages: dict[str, str] = Field(default_factory=dict)
+    """test id -> the failure message (for the problem statement)."""
+
+
+def baseline(run: TestRun, flaky: list[str]) -> list[str]:
+    """The tests that pass on the untouched tree (not flaky): where FAIL_TO_PASS/PASS_TO_PASS come from."""
+    skip = set(flaky)
+    return sorted(r.test_id for r in run.results if r.outcome == "passed" and r.test_id not in skip)
+
+
+def judge(run: TestRun, passing: list[str], max_fail: int) -> Verdict:
+    """Keep when 1..max_fail baseline tests fail and all the other baseline tests pass."""
+    if run.timed_out:
+        return Verdict(kept=False, reason="timeout")
+    seen = outcomes(run)
+    messages = {r.test_id: r.message for r in run.results if r.outcome in FAILED}
+    failing = [t for t in passing if seen.get(t) in FAILED]
+    if not failing:
+        return Verdict(kept=False, reason="no test fails")
+    if len(failing) > max_fail:
+        return Verdict(kept=False, reason="too many tests fail")
+    missing = [t for t in passing if t not in seen]
+    if missing:
+        return Verdict(kept=False, reason="tests missing from the run")
+    rest = [t for t in passing if t not in failing]
+    if any(seen.get(t) != "passed" for t in rest):
+        return Verdict(kept=False, reason="other tests changed")
+    return Verdict(kept=True, fail_to_pass=failing, pass_to_pass=rest,
+                   messages={t: messages.get(t, "") for t in failing})
+
+
+def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[str], *, max_fail: int,
+           timeout_s: float, exact_patches: bool,
+           selection: list[str] | None = None) -> tuple[Verdict, Candidate]:
+    """Apply the candidate in the search container, run the suite (only `selection` when given: the tests
+    that reach the change), revert. With `exact_patches` (the tree is a git checkout) a kept candidate's
+    patches are re-made by `git diff`, so their line numbers are the environment's own."""
+    if selection is not None and not selection:
+        return Verdict(kept=False, reason="no test reaches it"), candidate
+    if not apply_patch(sandbox, candidate.bug_patch):
+        return Verdict(kept=False, reason="does not apply"), candidate
+    try:
+        run = suite.run(sandbox, timeout_s, max_fail=max_fail + 1, select=selection)
+        verdict = judge(run, selection if selection is not None else passing, max_fail)
+        if verdict.kept and selection is not None:
+            verdict.pass_to_pass = [t for t in passing if t not in verdict.fail_to_pass]
+        if verdict.kept and exact_patches:
+            bug, gold = git_diff(sandbox, candidate.files), git_diff(sandbox, candidate.files, reverse=True)
+            if bug and gold:
+                candidate = candidate.model_copy(update={"bug_patch": bug, "gold_patch": gold})
+    finally:
+        if not apply_patch(sandbox, candidate.bug_patch, reverse=True):
+            sandbox.exec(["git", "checkout", "--", *candidate.files], timeout=60)
+    return verdict, candidate
+
+
+def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candidate, verdict: Verdict, *,
+             runs: int = 2, timeout_s: float, gold_select: list[str] | None = None) -> TaskValidation:
+    """Run the task `runs` times both ways in a fresh container: with the bug every FAIL_TO_PASS test fails
+    and every PASS_TO_PASS test passes; with the gold patch applied on the bug, all of them pass.
+
+    `gold_select` (pytest: FAIL_TO_PASS and the tests that reach the change) shortens the gold runs, only
+    when the gold patch gives back the changed files byte for byte: the tree is then the environment's
+    own, whose whole suite the baseline run saw pass (flaky tests excluded). Otherwise the whole suite runs.
+    """
+    started = time.monotonic()
+    result = TaskValidation()
+    with factory.sandbox(image, network=False) as sandbox:
+        original = _contents(sandbox, candidate.files)
+        if not apply_patch(sandbox, candidate.bug_patch):
+            return result
+        f2p_failed, p2p_passed = True, True
+        for _ in range(runs):
+            seen = outcomes(suite.run(sandbox, timeout_s))
+            f2p_failed &= all(seen.get(t) in FAILED for t in verdict.fail_to_pass)
+            p2p_passed &= all(seen.get(t) == "passed" for t in verdict.pass_to_pass)
+            if not (f2p_failed and p2p_passed):
+                break
+        gold_passed = f2p_failed and p2p_passed and apply_patch(sandbox, candidate.gold_patch)
+        listed = [*verdict.fail_to_pass, *verdict.pass_to_pass]
+        select = gold_select if gold_select and _contents(sandbox, candidate.files) == original else None
+        for _ in range(runs if gold_passed else 0):
+            seen = outcomes(suite.run(sandbox, timeout_s, select=select))
+            gold_passed &= all(seen.get(t) == "passed" for t in (select or listed))
+    result.runs = runs
+    result.bug_fail_to_pass_failed = f2p_failed
+    result.bug_pass_to_pass_passed = p2p_passed
+    result.gold_all_passed = gold_passed
+    result.seconds = round(time.monotonic() - started, 2)
+    return result
+
+
+def _contents(sandbox: Sandbox, files: list[str]) -> dict[str, bytes | None]:
+    out: dict[str, bytes | None] = {}
+    for path in files:
+        try:
+            out[path] = sandbox.read_file(path)
+        except FileNotFoundError:
+            out[path] = None
+    return out

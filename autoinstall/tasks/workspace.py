@@ -1,0 +1,101 @@
+"""What the generator does inside an environment's container: list and read sources, apply and revert a
+patch, and run the environment's test suite with per-test results (envs/testrun)."""
+from __future__ import annotations
+
+import shlex
+import uuid
+
+from pydantic import BaseModel, Field
+
+from autoinstall.tasks.coverage import install, select_file, with_plugin
+from autoinstall.tasks.languages import is_source_path
+from envs.base import Sandbox
+from envs.spec import Deselection, EnvSpec, TestRun
+from envs.testrun import run_tests, test_command
+
+PATCH_DIR = "/var/tmp"
+MAX_SOURCE_FILES = 400
+FAILED = ("failed", "error")
+QUIET_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
+"""No .pyc is written: an edit of the same size in the same second must never run a stale cached module."""
+
+
+class Suite(BaseModel):
+    """How the environment's tests are run: its command, runner, deselections and variables."""
+
+    command: str
+    runner: str = "pytest"
+    deselected: list[Deselection] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    flaky: list[str] = Field(default_factory=list)
+    workdir: str = "/workspace"
+
+    @classmethod
+    def from_spec(cls, spec: EnvSpec) -> Suite | None:
+        command = spec.test_command or test_command(spec.plan)
+        if not command or spec.plan.test_runner == "none":
+            return None
+        return cls(command=command, runner=spec.plan.test_runner, deselected=list(spec.deselected),
+                   env=dict(spec.env), flaky=list(spec.verification.flaky if spec.verification else []))
+
+    def run(self, sandbox: Sandbox, timeout_s: float, max_fail: int | None = None,
+            select: list[str] | None = None, trace: str | None = None) -> TestRun:
+        """One run of the suite. pytest only: `max_fail` stops after that many failures, `select` runs only
+        those test ids, `trace` writes the per-test call map there (see coverage.py)."""
+        command = self.command
+        if self.runner == "pytest":
+            if max_fail is not None:
+                command = f"{command} --maxfail={max_fail}"
+            variables = {"AUTOINSTALL_TRACE": trace} if trace else {}
+            if select is not None:
+                variables["AUTOINSTALL_SELECT"] = select_file(sandbox, select)
+            if variables:
+                install(sandbox)  # a fresh container (validation) has no plugin yet
+                command = with_plugin(command, variables)
+        return run_tests(sandbox, command, self.runner, self.deselected, timeout_s,  # type: ignore[arg-type]
+                         {**self.env, **QUIET_ENV})
+
+
+def outcomes(run: TestRun) -> dict[str, str]:
+    """test id -> outcome of one run."""
+    return {r.test_id: r.outcome for r in run.results}
+
+
+def source_files(sandbox: Sandbox) -> list[str]:
+    """Repository-relative paths of the non-test source files in a supported language."""
+    listed = sandbox.exec("git ls-files 2>/dev/null || find . -type f -not -path './.git/*' | sed 's|^./||'",
+                          timeout=120)
+    return sorted(p for p in listed.stdout.splitlines() if is_source_path(p))[:MAX_SOURCE_FILES]
+
+
+def read_sources(sandbox: Sandbox, paths: list[str]) -> dict[str, str]:
+    """path -> text of each readable UTF-8 file."""
+    texts = {}
+    for path in paths:
+        try:
+            texts[path] = sandbox.read_file(path).decode("utf-8")
+        except (FileNotFoundError, UnicodeDecodeError):
+            continue
+    return texts
+
+
+def apply_patch(sandbox: Sandbox, patch: str, *, reverse: bool = False, check_only: bool = False) -> bool:
+    """Apply a -p1 unified diff in the workdir (git apply, else patch); False when it does not apply."""
+    path = f"{PATCH_DIR}/autoinstall-{uuid.uuid4().hex[:8]}.diff"
+    sandbox.write_file(path, patch.encode())
+    flag = " -R" if reverse else ""
+    quoted = shlex.quote(path)
+    git = f"git apply --check{flag} {quoted}" + ("" if check_only else f" && git apply{flag} {quoted}")
+    dry = "--dry-run" if check_only else ""
+    fallback = f"patch -p1 -s -f{flag} {dry} < {quoted}"
+    result = sandbox.exec(f"if command -v git >/dev/null; then {git}; else {fallback}; fi; rc=$?; "
+                          f"rm -f {quoted}; exit $rc", timeout=60)
+    return result.ok
+
+
+def git_diff(sandbox: Sandbox, files: list[str], *, reverse: bool = False) -> str:
+    """`git diff` of `files` against HEAD (the exact bug patch once a bug is applied); "" without git."""
+    flag = "-R " if reverse else ""
+    paths = " ".join(shlex.quote(f) for f in files)
+    result = sandbox.exec(f"git diff --no-color --no-ext-diff {flag}HEAD -- {paths}", timeout=60)
+    return result.stdout if result.ok else ""

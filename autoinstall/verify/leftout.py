@@ -1,0 +1,51 @@
+"""Tests the builder leaves out on its own evidence, each with its reason, all counted against the cap:
+tests that hang (the per-test timeout stopped them) and the few test files that cannot be collected once every
+repair was tried. The install loop applies them; verification counts them (checks.with_uncollected)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from envs.base import Sandbox
+from envs.spec import Deselection, TestRun
+from envs.testrun import collection_errors, hung_tests, static_test_count
+from envs.testrun.pytest_runner import collect_with_output
+
+MAX_UNCOLLECTABLE_FILES = 5
+"""More test files than this failing to collect is not "a few": the build fails as collection_failed."""
+
+
+def hang_deselections(run: TestRun, already: list[Deselection]) -> list[Deselection]:
+    """The tests the per-test timeout stopped in `run` that are not left out yet, reason `hangs: ...`."""
+    left_out = {d.test for d in already}
+    return [Deselection(test=test, reason=f"hangs: {why}") for test, why in hung_tests(run).items()
+            if test not in left_out]
+
+
+def uncollectable_deselections(sandbox: Sandbox, command: str, already: list[Deselection], repo: Path,
+                               timeout_s: float, env: dict[str, str] | None) -> tuple[list[Deselection], str]:
+    """The test files pytest cannot collect, when they are a few and the rest of the suite collects.
+
+    Returns (deselections, why none): each deselection's reason is `collection_error: <first line>` and its
+    `uncollected` the file's tests by a static count (read from the checkout), so they count against the cap.
+    """
+    collected, _, output = collect_with_output(sandbox, command, already, timeout_s, env)
+    errors = collection_errors(output)
+    if not errors:
+        return [], "pytest names no test file that fails to collect"
+    total = len(errors) + sum(1 for d in already if d.uncollected)
+    if total > MAX_UNCOLLECTABLE_FILES:
+        return [], (f"{total} test files fail to collect, more than the {MAX_UNCOLLECTABLE_FILES} "
+                    "that may be left out")
+    if not collected:
+        return [], "nothing else in the suite collects either"
+    return [Deselection(test=path, reason=f"collection_error: {why}", uncollected=_count(repo, path))
+            for path, why in errors.items()], ""
+
+
+def _count(repo: Path, path: str) -> int:
+    """The file's tests by a static count; 1 when the checkout does not have it where pytest says."""
+    file = repo / path
+    try:
+        return static_test_count(file.read_text(errors="replace")) if file.is_file() else 1
+    except OSError:
+        return 1

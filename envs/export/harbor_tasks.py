@@ -1,0 +1,96 @@
+"""Harbor tasks with goals: one task directory per stored task (envs.task.Task).
+
+    instruction.md           the problem statement (the repository named by owner/name, never a host path)
+    task.toml                limits from the environment's record, agent as a non-root user, verifier offline
+    environment/Dockerfile   the environment image with bug.patch applied (envs/export/bugstate.py)
+    tests/test.sh            FAIL_TO_PASS + PASS_TO_PASS (tests/selected.txt); reward 1 when all pass, else 0
+    solution/solve.sh        applies solution/gold.patch
+
+The verifier runs in a separate container built from the same environment/, with the agent's workdir restored
+into it (Harbor's artifacts), so only what the agent changed there is graded; the task's test files are put
+back from the image's copy first, so changing them gains nothing.
+"""
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+from envs.base import Limits
+from envs.export import bugstate
+from envs.export.common import ExportOptions, format_version, verification_counts
+from envs.export.harbor import SCORER, TEMPLATES, _script, _template, test_script, to_toml
+from envs.export.tasks import TaskEntry
+from envs.runtime import PLUGIN, PLUGIN_SOURCE
+
+
+def _values(te: TaskEntry) -> dict[str, str]:
+    task = te.task
+    title = task.problem_statement.strip().splitlines()[0].lstrip("# ").strip() if task.problem_statement.strip() \
+        else "fix the failing tests"
+    return {"repo": task.repo, "workdir": task.workdir, "test_command": task.test_command,
+            "problem_statement": task.problem_statement.strip(), "title": title[:120],
+            "instance_id": task.instance_id, "format": format_version("harbor")}
+
+
+def instruction(te: TaskEntry) -> str:
+    return _template("instruction-task.md").substitute(_values(te))
+
+
+def task_config(te: TaskEntry, options: ExportOptions, limits: Limits | None = None) -> dict[str, Any]:
+    """task.toml (harbor.models.task.config.TaskConfig field names)."""
+    task, spec, limits = te.task, te.entry.spec, limits or Limits()
+    runs = spec.verification.runs if spec.verification else []
+    test_s = max((r.duration_s for r in runs), default=0.0)
+    agent: dict[str, Any] = {"timeout_sec": 1800.0}
+    if options.agent_user:
+        agent["user"] = options.agent_user
+    return {
+        "schema_version": "1.4",
+        "artifacts": [task.workdir],
+        "task": {"name": f"autoinstall/{te.slug}", "description": f"{task.repo}: {task.kind} task",
+                 "keywords": ["autoinstall", "task", task.kind]},
+        "metadata": {
+            "autoinstall_format": format_version("harbor"), "autoinstall_id": te.entry.record.id,
+            "instance_id": task.instance_id, "task_kind": task.kind, "repo": task.repo,
+            "base_commit": task.base_commit, "image": task.image, "test_command": task.test_command,
+            "fail_to_pass": len(task.FAIL_TO_PASS), "pass_to_pass": len(task.PASS_TO_PASS),
+            "fix_files": task.fix_files, "fix_lines": task.fix_lines, "created_at": task.created_at,
+            "verification": verification_counts(spec)},
+        "verifier": {"timeout_sec": float(max(600, math.ceil(test_s * 10) + 120)),
+                     "environment_mode": "separate", "network_mode": options.verifier_network},
+        "agent": agent,
+        "environment": {"build_timeout_sec": 600.0, "cpus": limits.cpus, "memory_mb": limits.memory_mb,
+                        "storage_mb": limits.disk_mb, "network_mode": options.network,
+                        "workdir": task.workdir},
+    }
+
+
+def write_task(te: TaskEntry, image: str, dest: Path, options: ExportOptions) -> None:
+    """Write one task directory at `dest` (built beside it, then moved into place)."""
+    tmp = dest.with_name(f".{dest.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    for sub in ("tests", "solution"):
+        (tmp / sub).mkdir(parents=True)
+    task = te.task
+    (tmp / "instruction.md").write_text(instruction(te))
+    (tmp / "task.toml").write_text(to_toml(task_config(te, options)))
+    bugstate.write_context(tmp / "environment", te, image, "harbor", agent_user=options.agent_user)
+    (tmp / "tests" / "selected.txt").write_text("".join(t + "\n" for t in te.tests))
+    (tmp / "tests" / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE)
+    shutil.copy(TEMPLATES / SCORER, tmp / "tests" / SCORER)
+    _script(tmp / "tests" / "test.sh", test_script(te.entry, te.tests, require_all=True,
+                                                   command=task.test_command, env=task.env,
+                                                   prepare=bugstate.restore_tests(te)))
+    (tmp / "solution" / "gold.patch").write_text(task.gold_patch)
+    _script(tmp / "solution" / "solve.sh", _template("solve-task.sh").substitute(_values(te)))
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+
+
+def write(tasks: list[TaskEntry], out: Path, refs: dict[str, str], options: ExportOptions) -> list[str]:
+    """One task directory per task under OUT; returns their names."""
+    for te in tasks:
+        write_task(te, refs[te.task.image], out / te.slug, options)
+    return [te.slug for te in tasks]

@@ -1,0 +1,283 @@
+"""The Java (Maven) ecosystem: survey (pom.xml, modules, Java release, wrapper, repositories, CI), the plan,
+diagnoses of Maven's output, repair rules, the local repository as pins, a whole build on the FakeFactory
+(an offline test needing the internet deselected with its evidence), and one real build on Docker."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from autoinstall.ecosystems.base import FailedTest, RepairContext
+from autoinstall.ecosystems.detect import detect, get_ecosystem
+from autoinstall.ecosystems.java import JavaEcosystem
+from autoinstall.ecosystems.java.diagnosis import diagnose
+from autoinstall.ecosystems.java.pins import constraints, freeze, warm
+from autoinstall.ecosystems.java.proposal import GATES_OFF
+from autoinstall.ecosystems.java.repairs import MAVEN_ARGS, RAISE_SOURCE, release_parent_step, repair
+from autoinstall.ecosystems.java.survey import survey
+from autoinstall.options import BuildOptions
+from autoinstall.pipeline import build_environment
+from envs.base import ExecResult
+from envs.fake import FakeFactory, FakeSandbox
+from envs.spec import Plan, Step
+
+REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "java_maven"
+REPORTS = (Path(__file__).parents[1] / "envs" / "data" / "surefire_reports_java_maven.txt").read_text()
+JAVA = JavaEcosystem()
+BUILD = Step(command="mvn -B -ntp test -Dtest=CalcTest", why="build", kind="project")
+TESTS = Step(command="<tests>", why="run the test suite")
+TEST_COMMAND = f"mvn -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF}"
+OFFLINE_MISSING = ("[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.5.2:test "
+                   "(default-test) on project calc: The following artifacts could not be resolved: "
+                   "org.apache.maven.surefire:surefire-junit-platform:jar:3.5.2 (absent): Cannot access "
+                   "autoinstall-cache (file:///cache/maven) in offline mode and the artifact "
+                   "org.apache.maven.surefire:surefire-junit-platform:jar:3.5.2 has not been downloaded from it "
+                   "before. -> [Help 1]")
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_the_fixture_is_java_and_its_facts_point_into_it() -> None:
+    assert detect(REPO)[0] is get_ecosystem("java")
+    facts = survey(REPO)
+    assert (facts.artifact, facts.java_release, facts.modules, facts.wrapper) == ("com.example:calc", "17", [], None)
+    assert [e.text for e in facts.dependencies] == ["org.junit.jupiter:junit-jupiter"]
+    assert facts.test_frameworks == ["junit5"] and facts.test_files == 2 and facts.first_test == "CalcTest"
+    assert [(e.file, e.line, e.text) for e in facts.ci_tests] == [(".github/workflows/ci.yml", 8, "mvn -B verify")]
+    for evidence in [facts.artifact_evidence, facts.java_evidence, *facts.dependencies, *facts.ci_tests]:
+        assert evidence and (REPO / evidence.file).is_file() and evidence.line, evidence
+
+
+def test_the_fixture_plan_sets_up_maven_builds_with_one_test_class_then_tests_offline() -> None:
+    plan = JAVA.propose(survey(REPO), REPO, ("3.11", "3.13"))
+    assert (plan.ecosystem, plan.python, plan.test_runner) == ("java", "3.13", "maven")
+    setup, build = plan.steps
+    assert "-out /etc/ssl/certs/java/cacerts" in setup.command and "~/.m2/settings.xml" in setup.command
+    assert "<url>file:///cache/maven</url>" in setup.command and setup.kind == "other"
+    assert build.kind == "project" and build.command.startswith("mvn -B -ntp test -Dtest=CalcTest ")
+    assert "-Dsurefire.failIfNoSpecifiedTests=false" in build.command
+    assert plan.test_command == TEST_COMMAND
+    assert [(c.name, c.kind, c.command) for c in plan.checks] == [
+        ("collect", "collect", f"mvn -B -ntp -o -q test-compile {GATES_OFF}"), ("tests", "tests", TEST_COMMAND)]
+    assert JAVA.base_image(FakeFactory(), plan.python) == "fake-base:python3.13"
+    assert JAVA.PACKAGES == ("maven", "openjdk-21-jdk-headless")
+
+
+POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <parent>
+    <groupId>org.example</groupId>
+    <artifactId>base</artifactId>
+    <version>2.0-SNAPSHOT</version>
+  </parent>
+  <artifactId>reactor</artifactId>
+  <packaging>pom</packaging>
+  <modules>
+    <module>core</module>
+    <module>cli</module>
+  </modules>
+  <properties>
+    <java.version>1.6</java.version>
+  </properties>
+  <repositories>
+    <repository><id>snap</id><url>https://central.sonatype.com/repository/maven-snapshots</url></repository>
+  </repositories>
+  <build><plugins><plugin>
+    <artifactId>maven-compiler-plugin</artifactId>
+    <configuration><release>25</release></configuration>
+  </plugin></plugins></build>
+</project>
+"""
+
+
+def test_survey_reads_a_reactor_a_snapshot_parent_a_foreign_repository_and_the_wrapper(tmp_path: Path) -> None:
+    root = _write(tmp_path, {
+        "pom.xml": POM, "mvnw": "#!/bin/sh\n",
+        ".mvn/wrapper/maven-wrapper.properties":
+            "# the wrapper\ndistributionUrl=https://repo.maven.apache.org/maven2/org/apache/maven/apache-maven/"
+            "3.9.9/apache-maven-3.9.9-bin.zip\n",
+        "core/pom.xml": "<project><dependencies><dependency><groupId>org.testng</groupId><artifactId>testng"
+                        "</artifactId></dependency></dependencies></project>",
+        "core/src/test/java/a/CoreTest.java": "class CoreTest {}", "core/src/test/java/a/Helper.java": "",
+        "cli/pom.xml": "<project/>",
+    })
+    facts = survey(root)
+    assert facts.modules == ["core", "cli"] and facts.packaging == "pom" and facts.test_frameworks == ["testng"]
+    assert (facts.java_release, facts.java_evidence.line if facts.java_evidence else 0) == ("25", 22)
+    assert facts.parent == "org.example:base:2.0-SNAPSHOT" and any("SNAPSHOT" in n for n in facts.notes)
+    assert [(e.line, e.text) for e in facts.repositories] == [
+        (18, "https://central.sonatype.com/repository/maven-snapshots")]
+    assert facts.wrapper_usable and facts.wrapper_evidence and facts.wrapper_evidence.line == 2
+    assert (facts.test_files, facts.first_test) == (1, "CoreTest")
+    plan = JAVA.propose(facts, root, ("3.13",))
+    assert plan.steps[1].command.startswith("sh ./mvnw -B -ntp install -Dtest=CoreTest ")
+    assert plan.test_command == f"sh ./mvnw -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF} -fae"
+    assert any("Java 25" in n and "expected to fail" in n for n in plan.notes)
+    assert any("multi-module" in n for n in plan.notes) and any("sonatype" in n for n in plan.notes)
+
+
+def test_a_wrapper_from_an_unreachable_host_falls_back_to_debians_maven(tmp_path: Path) -> None:
+    root = _write(tmp_path, {"pom.xml": "<project><artifactId>a</artifactId></project>", "mvnw": "",
+                             ".mvn/wrapper/maven-wrapper.properties":
+                                 "distributionUrl=https://maven.example.com/apache-maven-3.9.9-bin.zip\n"})
+    facts = survey(root)
+    assert facts.wrapper and not facts.wrapper_usable and any("maven.example.com" in n for n in facts.notes)
+    plan = JAVA.propose(facts, root, ("3.13",))
+    assert plan.steps[1].command == f"mvn -B -ntp test-compile {GATES_OFF}"  # no test sources: nothing to run
+    assert (plan.test_command, plan.test_runner) == (None, "none")
+    assert detect(_write(tmp_path / "broken", {"pom.xml": "<project"}))[0].name == "java"
+    assert any("malformed XML" in n for n in survey(tmp_path / "broken").notes)
+
+
+def ctx(output: str, *, phase: str = "install", failing: Step = BUILD, **kw: object) -> RepairContext:
+    plan = Plan(ecosystem="java", python="3.13", steps=[failing], test_command=TEST_COMMAND, test_runner="maven")
+    return RepairContext(plan=plan, failing=failing, phase=phase, output=output, diagnosis=diagnose(output),
+                         python="3.13", available_pythons=["3.13"], **kw)
+
+
+def test_diagnoses_of_maven_output() -> None:
+    cases = {
+        "[ERROR] Fatal error compiling: error: release version 25 not supported": ("missing_tool", "jdk 25"),
+        "[ERROR] Fatal error compiling: invalid target release: 24": ("missing_tool", "jdk 24"),
+        "java.lang.UnsupportedClassVersionError: a/B has been compiled by a more recent version of the Java "
+        "Runtime (class file version 69.0), this version of the Java Runtime only recognizes class file versions "
+        "up to 65.0": ("missing_tool", "jdk 25"),
+        "[ERROR] Source option 6 is no longer supported. Use 8 or later.": ("missing_tool", "source 6"),
+        # captured: square/javapoet's error-prone 2.3.1 compiler (javac 9) on Debian's JDK 21
+        "[ERROR]     class file has wrong version 65.0, should be 53.0":
+            ("missing_tool", "jdk 9 for the compiler plugin's own javac"),
+        OFFLINE_MISSING: ("missing_module", "org.apache.maven.surefire:surefire-junit-platform:jar:3.5.2"),
+        "[ERROR] Non-resolvable parent POM for com.fasterxml.jackson.core:jackson-core:2.20.0-SNAPSHOT: The "
+        "following artifacts could not be resolved: com.fasterxml.jackson:jackson-base:pom:2.20.0-SNAPSHOT "
+        "(absent)": ("no_distribution", "com.fasterxml.jackson:jackson-base:pom:2.20.0-SNAPSHOT"),
+        "Caused by: java.net.ConnectException: Connection refused": ("service_unavailable", ""),
+        "java.net.UnknownHostException: example.org: Temporary failure in name resolution":
+            ("network_required", ""),
+    }
+    for output, (kind, subject) in cases.items():
+        d = diagnose(output)
+        assert (d.kind, d.subject) == (kind, subject), output
+        assert d.evidence and d.evidence in output
+    assert diagnose("", timed_out=True).kind == "timeout"
+    assert diagnose("[INFO] x\n[ERROR] something odd happened").evidence == "[ERROR] something odd happened"
+
+
+def test_old_sources_compile_for_8_once_and_a_newer_jdk_is_a_recorded_failure() -> None:
+    r = repair(ctx("[ERROR] Source option 5 is no longer supported. Use 8 or later."))
+    assert r is not None and r.kind == "set_env" and r.env == {MAVEN_ARGS: RAISE_SOURCE}
+    again = ctx("[ERROR] Source option 5 is no longer supported. Use 8 or later.", env={MAVEN_ARGS: RAISE_SOURCE})
+    assert repair(again) is None  # already compiling for 8, and the build itself is never skipped
+    assert repair(ctx("[ERROR] Fatal error compiling: error: release version 25 not supported")) is None
+    unserved = "[ERROR] Failure to find org.example:gone:jar:1.0 in https://repo.maven.apache.org/maven2"
+    assert diagnose(unserved).kind == "no_distribution" and repair(ctx(unserved)) is None
+
+
+def test_an_unserved_snapshot_parent_is_replaced_by_its_release_from_maven_central(tmp_path: Path) -> None:
+    out = ("[FATAL] Non-resolvable parent POM for a.b:core:2.20.0-SNAPSHOT: The following artifacts could not be "
+           "resolved: a.b:base:pom:2.20.0-SNAPSHOT (absent): Could not transfer artifact")
+    r = repair(ctx(out))
+    assert r is not None and r.kind == "insert_before" and r.step is not None and r.step.kind == "other"
+    assert r.step.command.startswith("curl -sfI https://repo.maven.apache.org/maven2/a/b/base/2.20.0/base-2.20.0.pom")
+    assert release_parent_step("a.b:base:pom:2.20.0") is None and repair(ctx(out, phase="check")) is None
+    pom = tmp_path / "pom.xml"
+    pom.write_text("<project><parent><artifactId>base</artifactId><version>2.20.0-SNAPSHOT</version></parent>"
+                   "<version>2.20.0-SNAPSHOT</version></project>")
+    edit = r.step.command.split(" && ", 1)[1]
+    subprocess.run(["bash", "-c", edit], cwd=tmp_path, check=True)
+    assert pom.read_text() == ("<project><parent><artifactId>base</artifactId><version>2.20.0</version></parent>"
+                               "<version>2.20.0-SNAPSHOT</version></project>")  # the project's own stays
+
+
+def test_an_artifact_first_needed_offline_is_fetched_by_the_same_run_online() -> None:
+    r = repair(ctx(OFFLINE_MISSING, phase="tests", failing=TESTS))
+    assert r is not None and r.kind == "insert_before" and r.step is not None and r.step.kind == "other"
+    assert r.step.command == TEST_COMMAND.replace(" -o ", " ")
+    check = Step(command=f"mvn -B -ntp -o -q test-compile {GATES_OFF}", why="offline compile")
+    r = repair(ctx(OFFLINE_MISSING, phase="check", failing=check))
+    assert r is not None and r.step is not None and r.step.command == f"mvn -B -ntp test-compile {GATES_OFF}"
+    assert repair(ctx(OFFLINE_MISSING, phase="install")) is None  # online already: nobody serves it
+
+
+def test_tests_that_need_the_network_or_a_service_are_deselected_with_their_evidence() -> None:
+    failed = [FailedTest(test_id="a.NetTest#fetches", message="java.net.UnknownHostException: example.org"),
+              FailedTest(test_id="a.DbTest#query", message="java.net.ConnectException: Connection refused"),
+              FailedTest(test_id="a.MathTest#adds", message="expected: <6> but was: <5>")]
+    out = "\n".join(f.message for f in failed)
+    r = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed))
+    assert r is not None and r.kind == "deselect" and r.tests == ["a.DbTest#query", "a.NetTest#fetches"]
+    assert "service" in r.reason and "internet" in r.reason
+    assert [JAVA.justifies_deselection(f.message) for f in failed] == [True, True, False]
+
+
+def test_the_local_repository_is_the_pins_and_warm_fetches_its_release_artifacts() -> None:
+    listing = ("junit/junit/4.13.2/junit-4.13.2.jar\njunit/junit/4.13.2/junit-4.13.2.pom\n"
+               "com/example/calc/0.1.0-SNAPSHOT/calc-0.1.0-SNAPSHOT.jar\n")
+    box = FakeSandbox(rules=[("find . -type f", listing)]).start()
+    frozen = freeze(box)
+    assert frozen == listing and constraints(frozen, "calc") == (
+        "junit/junit/4.13.2/junit-4.13.2.jar\njunit/junit/4.13.2/junit-4.13.2.pom\n")
+    warm(box, constraints(frozen, "calc") + "../../etc/passwd\n")
+    wanted = box.files["/var/tmp/autoinstall-maven-warm.txt"].decode().split()
+    assert wanted == ["junit/junit/4.13.2/junit-4.13.2.jar", "junit/junit/4.13.2/junit-4.13.2.jar.sha1",
+                      "junit/junit/4.13.2/junit-4.13.2.pom", "junit/junit/4.13.2/junit-4.13.2.pom.sha1"]
+    assert "https://repo.maven.apache.org/maven2/$0" in box.commands()[-1] and "cd /cache/maven" in box.commands()[-1]
+    assert JAVA.pin_env == () and JAVA.as_of("2024-01-01") == {}
+
+
+NET_FAILS = REPORTS.replace('<testcase name="wrongSum"', '<testcase name="wrongSumIgnored"').replace(
+    '<failure message="sums are off', '<skipped message="sums are off').replace("</failure>", "</skipped>")
+
+
+def maven_machine(sb: FakeSandbox, cmd: str, env: dict[str, str]) -> ExecResult | None:
+    """A scripted Maven: every step and check passes; the tests' reports show one test needing the internet
+    until the excludes file leaves it out."""
+    if cmd.startswith("find . -path '*/target/surefire-reports/TEST-"):
+        left_out = any("NetTest#resolvesAHost" in v.decode() for k, v in sb.files.items() if "excludes" in k)
+        text = NET_FAILS
+        if left_out:
+            start = text.index('  <testcase name="resolvesAHost"')
+            text = text[:start] + text[text.index("</testcase>", start) + len("</testcase>"):]
+        return ExecResult(exit_code=0, stdout=text)
+    return ExecResult(exit_code=0) if "mvn -B" in cmd or cmd.startswith("openssl") else None
+
+
+def test_a_fake_maven_build_deselects_a_test_that_needs_the_internet(tmp_path: Path) -> None:
+    spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", max_deselected=0.25),
+                             factory=FakeFactory(maven_machine))
+    assert spec.status == "verified", spec.failure
+    assert spec.plan.ecosystem == "java" and spec.plan.test_runner == "maven"
+    assert [d.test for d in spec.deselected] == ["com.example.calc.NetTest#resolvesAHost"]
+    assert "internet" in spec.deselected[0].reason
+    run = spec.verification.runs[-1]
+    assert (run.passed, run.counts["skipped"]) == (5, 2)
+    assert "mvn -B -ntp test -Dtest=CalcTest" in (tmp_path / "env" / "Dockerfile").read_text()
+
+
+def test_the_fixture_verifies_offline_on_docker_with_per_test_ids(docker_engine: None, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real thing: Debian's JDK 21 and Maven, JUnit 5 from Maven Central, verified with the network off."""
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(Path.home() / ".autoinstall"))  # the machine's warm cache
+    spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env"))
+    assert spec.status == "verified", (spec.failure, [e.command for e in spec.log])
+    run = spec.verification.runs[-1]
+    outcomes = {r.test_id: r.outcome for r in run.results}
+    assert outcomes == {"com.example.calc.CalcTest#slowSum": "skipped",
+                        "com.example.calc.CalcTest#divisionByZeroThrows": "passed",
+                        "com.example.calc.CalcTest#addsTwoNumbers": "passed",
+                        "com.example.calc.CalcTest#addsTable(int, int, int)[1]": "passed",
+                        "com.example.calc.CalcTest#addsTable(int, int, int)[2]": "passed",
+                        "com.example.calc.ShoutTest#shoutsInCapitals": "passed"}
+    # JUnit 5's dry run counts: it reports no parameterized case (addsTable's two), so 4 of the 6
+    assert spec.verification.collection and spec.verification.collection.command == 4
+    written = json.loads((tmp_path / "env" / "spec.json").read_text())
+    assert written["plan"]["test_runner"] == "maven" and "maven" in written["base_image"]
+    pins = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
+    assert "org/junit/jupiter/junit-jupiter-api/5.14.1/junit-jupiter-api-5.14.1.jar" in pins
+    assert "surefire-junit-platform" in pins  # the provider resolved by the build's one test class

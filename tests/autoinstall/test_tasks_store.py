@@ -1,0 +1,131 @@
+"""The task store, the keep rule, problem statements and the errors of `make_tasks`: no Docker."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from autoinstall.commands.tasks import tasks_app
+from autoinstall.tasks import MakeOptions, TaskError, TaskStore, TaskStoreError, make_tasks
+from autoinstall.tasks.candidate import Candidate, unified_diff
+from autoinstall.tasks.statement import problem_statement
+from autoinstall.tasks.validate import baseline, judge
+from envs.catalog import Catalog
+from envs.fake import FakeFactory
+from envs.spec import EnvSpec, Plan, SourceRecord, TestResult, TestRun, Verification
+from envs.task import HistoryInfo, MutationInfo, Task
+
+
+def task(n: int) -> Task:
+    return Task(instance_id=f"o__n-mutation-{n:08x}", env_id="e1", repo="o/n", base_commit="c", image="i",
+                kind="mutation", bug_patch="-", gold_patch="+", problem_statement="p", test_command="pytest")
+
+
+def test_store_writes_merges_and_counts(tmp_path: Path) -> None:
+    store = TaskStore(tmp_path / "tasks")
+    assert store.read("e1") == [] and store.counts() == {}
+    store.write("e1", [task(1), task(2)])
+    merged = store.merge("e1", [task(2), task(3)])
+    assert [t.instance_id for t in merged] == [task(i).instance_id for i in (1, 2, 3)]
+    assert store.read("e1") == merged
+    assert store.counts() == {"e1": 3}
+
+
+def test_a_failed_write_leaves_the_old_store_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = TaskStore(tmp_path)
+    store.write("e1", [task(1)])
+    before = store.path("e1").read_bytes()
+
+    def broken_replace(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        store.write("e1", [task(1), task(2)])
+    assert store.path("e1").read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e1.jsonl"]
+
+
+def test_a_corrupt_line_names_the_file_and_line(tmp_path: Path) -> None:
+    store = TaskStore(tmp_path)
+    store.path("e1").write_text(task(1).model_dump_json() + "\n{not json}\n")
+    with pytest.raises(TaskStoreError, match=r"e1.jsonl:2 is not a task"):
+        store.read("e1")
+
+
+def run_of(**outcomes: str) -> TestRun:
+    return TestRun(exit_code=1, results=[TestResult(test_id=t, outcome=o, message=f"assert {t}")  # type: ignore[arg-type]
+                                         for t, o in outcomes.items()])
+
+
+def test_keep_rule() -> None:
+    passing = baseline(run_of(a="passed", b="passed", c="passed", d="passed", s="skipped"), flaky=["d"])
+    assert passing == ["a", "b", "c"]
+    kept = judge(run_of(a="failed", b="passed", c="passed"), passing, max_fail=1)
+    assert kept.kept and kept.fail_to_pass == ["a"] and kept.pass_to_pass == ["b", "c"]
+    assert kept.messages == {"a": "assert a"}
+    assert judge(run_of(a="passed", b="passed", c="passed"), passing, 1).reason == "no test fails"
+    assert judge(run_of(a="failed", b="error", c="passed"), passing, 1).reason == "too many tests fail"
+    assert judge(run_of(a="failed", b="skipped", c="passed"), passing, 2).reason == "other tests changed"
+    assert judge(run_of(a="failed", b="passed"), passing, 2).reason == "tests missing from the run"
+    hung = run_of(a="failed", b="passed", c="passed")
+    hung.timed_out = True
+    assert judge(hung, passing, 2).reason == "timeout"
+
+
+def test_statements_never_leak_the_fix() -> None:
+    old, new = "def f(x):\n    return x + offset_value\n", "def f(x):\n    return x - offset_value\n"
+    info = MutationInfo(operator="flip", file="pkg/secret_module.py", function="secret_function", line=2)
+    candidate = Candidate(kind="mutation", bug_patch=unified_diff("pkg/m.py", old, new),
+                          gold_patch=unified_diff("pkg/m.py", new, old), mutation=info)
+    messages = {"tests/t.py::test_f": "assert -1 == 3\n    return x - offset_value\nE where -1 = f(1)"}
+    text = problem_statement(candidate, ["tests/t.py::test_f"], messages)
+    assert "tests/t.py::test_f" in text and "assert -1 == 3" in text
+    assert "offset_value" not in text and "secret" not in text
+    history = candidate.model_copy(update={"kind": "history", "mutation": None, "history": HistoryInfo(
+        commit="0123456789abcdef",
+        message="Fix offsets of f\n\nSee 0123456789ab.\n\nSigned-off-by: A <a@b>")})
+    text = problem_statement(history, ["tests/t.py::test_f"], {})
+    assert text.startswith("Fix offsets of f") and "0123456789ab" not in text and "Signed-off-by" not in text
+
+
+def catalogued(tmp_path: Path, status: str, image: str = "env:1") -> tuple[Catalog, str]:
+    source = SourceRecord(repo="https://github.com/o/n.git", name="n", commit="c" * 40)
+    spec = EnvSpec(status=status, source=source,  # type: ignore[arg-type]
+                   model="embedded", plan=Plan(test_command="python -m pytest"), image=image,
+                   test_command="python -m pytest", verification=Verification(verified=status == "verified"))
+    catalog = Catalog(tmp_path / "catalog")
+    return catalog, catalog.upsert_spec(spec, tmp_path / "env").id
+
+
+def test_a_partial_environment_needs_include_partial(tmp_path: Path) -> None:
+    catalog, env_id = catalogued(tmp_path, "partial")
+    with pytest.raises(TaskError, match="--include-partial"):
+        make_tasks(env_id, FakeFactory(), catalog=catalog, store=TaskStore(tmp_path / "tasks"))
+
+
+def test_a_removed_image_says_how_to_rebuild_and_writes_nothing(tmp_path: Path) -> None:
+    catalog, env_id = catalogued(tmp_path, "verified", image="gone:1")
+    store = TaskStore(tmp_path / "tasks")
+    with pytest.raises(TaskError, match=r"was removed; rebuild it with `autoinstall https://github.com/o/n.git"):
+        make_tasks(env_id, FakeFactory(), catalog=catalog, store=store, options=MakeOptions(max_tasks=1))
+    assert store.counts() == {}
+
+
+def test_cli_lists_stored_tasks_and_refuses_a_partial_environment(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "200")
+    TaskStore().write("e1", [task(1), task(2)])
+    listed = CliRunner().invoke(tasks_app, ["list", "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.output)[0] | {"path": ""} == {"env_id": "e1", "tasks": 2, "repo": "o/n",
+                                                          "history": 0, "mutation": 2, "path": ""}
+    catalog, env_id = catalogued(tmp_path, "partial")
+    refused = CliRunner().invoke(tasks_app, ["make", env_id, "--catalog", str(catalog.root)])
+    assert isinstance(refused.exception, TaskError) and "--include-partial" in str(refused.exception)
+    bad = CliRunner().invoke(tasks_app, ["make", env_id, "--kinds", "bugs"])
+    assert bad.exit_code == 2 and "choose among history, mutation" in bad.output
