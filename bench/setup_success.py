@@ -2,6 +2,7 @@
 
     uv run python bench/setup_success.py [REPO ...]      # default: the dev repos fetched under /work/.mirror
     uv run python bench/setup_success.py --old           # dev repos pinned at commits 2-4 years old (OLD_REPOS)
+    uv run python bench/setup_success.py --language all  # every language's dev repos (LANGUAGE_REPOS), by language
 
 For each repository: `autoinstall` (embedded model, --rebuild-check unless --no-rebuild-check) -> verified,
 partial or failed with its class; the suite's size (default collection, selected, deselected), the tests
@@ -39,6 +40,16 @@ OLD_REPOS = {"andialbrecht+sqlparse": "8b789f286e1b6cbf05c15020ea7544cb7f02f8f7"
              "wolph+python-progressbar": "19795af6a0c9fc3774cc05982ecefb7936107d3f",  # 2022-11-01
              "testing-cabal+testtools": "40bf9848dae464d69dce302123d2bc99ed402cdb"}   # 2022-12-27
 """Old commits: their dependencies resolve as of the commit date (the time machine, recorded per row)."""
+LANGUAGE_REPOS = {
+    "python": dict.fromkeys(DEV_REPOS),
+    "go": {"google+uuid": "2d3c2a9cc518", "go-chi+chi": "735ae2b87f8c", "pelletier+go-toml": "86608d7fca88",
+           "fatih+color": "53d4ce9d5df3"},
+    "rust": {"rust-lang+log": "037d7a58f6ad", "dtolnay+thiserror": "aa9d91f75302", "hyperium+http": "82db5b8af1e3"},
+    "node": {"npm+node-semver": "6e05b7637396", "jshttp+mime-types": "3a1187ee2138",
+             "pillarjs+path-to-regexp": "cbf30259e6d3", "lukeed+kleur": "fa3454483899"},
+    "java": {"square+javapoet": "b9017a9503b7", "FasterXML+jackson-core": "b367da1c30a2"},
+}
+"""The dev set of ../shared/dev-repos.md by language, each at its listed commit (None: the mirror's HEAD)."""
 NAIVE = "pip install -q -e '.[test]' || pip install -q -e .; pip install -q pytest; python -m pytest -q -p no:cacheprovider"
 
 
@@ -98,16 +109,23 @@ def main() -> None:
     parser.add_argument("--compare-shared-cache", action="store_true",
                         help="build each repository again with one read-write cache for every sandbox")
     parser.add_argument("--old", action="store_true", help="the dev repos pinned at old commits (OLD_REPOS)")
+    parser.add_argument("--language", choices=[*LANGUAGE_REPOS, "all"],
+                        help="the dev repos of one language (or all), at their listed commits")
     args = parser.parse_args()
-    names = list(OLD_REPOS) if args.old else DEV_REPOS
-    repos = args.repos or [str(Path("/work/.mirror") / name / "repo") for name in names]
-    commits = {str(Path("/work/.mirror") / name / "repo"): OLD_REPOS[name] for name in OLD_REPOS} if args.old else {}
+    chosen = (OLD_REPOS if args.old else LANGUAGE_REPOS[args.language] if args.language in LANGUAGE_REPOS
+              else {k: v for repos in LANGUAGE_REPOS.values() for k, v in repos.items()} if args.language
+              else dict.fromkeys(DEV_REPOS))
+    language_of = {str(Path("/work/.mirror") / name / "repo"): lang for lang, repos in LANGUAGE_REPOS.items()
+                   for name in repos}
+    repos = args.repos or [str(Path("/work/.mirror") / name / "repo") for name in chosen]
+    commits = {str(Path("/work/.mirror") / name / "repo"): commit for name, commit in chosen.items() if commit}
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-setup-") as tmp:
         for i, repo in enumerate(repos):
             name = repo.split("/")[-2] if repo.endswith("/repo") else repo
             if "://" not in repo and not Path(repo).exists():
                 rows.append({"repo": name, **EMPTY, "status": "missing", "failure_class": "not_fetched",
+                             "language": language_of.get(repo, "python"),
                              "wall_s": 0.0, "naive": {}, "message": f"{repo} is not there: fetch it first"})
                 print(f"{name:32} missing   (fetch it: counted as a failure)", flush=True)
                 continue
@@ -115,7 +133,8 @@ def main() -> None:
             shared = (run_tool(repo, Path(tmp) / f"shared{i}", not args.no_rebuild_check, shared_cache=True)
                       if args.compare_shared_cache else {})
             naive = {} if args.no_naive else run_naive(repo, Path(tmp) / f"n{i}", commits.get(repo))
-            row = {"repo": name, **tool, "naive": naive, "shared_cache_wall_s": shared.get("wall_s")}
+            row = {"repo": name, **tool, "naive": naive, "shared_cache_wall_s": shared.get("wall_s"),
+                   "language": language_of.get(repo, "python")}
             rows.append(row)
             print(f"{row['repo']:28} {tool['status']:8} {tool['failure_class'] or '':16} "
                   f"suite={tool['collected']} sel={tool['selected']} desel={tool['deselected']} "
@@ -136,10 +155,24 @@ def main() -> None:
                "naive_median_wall_s": round(statistics.median([r["naive"]["wall_s"] for r in rows if r["naive"]]), 1)
                if walls and not args.no_naive else None,
                "failures": {r["repo"]: r["failure_class"] for r in rows if r["status"] != "verified"},
+               "by_language": by_language(rows),
                "per_repo": [{k: r.get(k) for k in ("repo", "status", "failure_class", "collected", "selected",
                                                    "deselected", "passed", "failed", "skipped", "flaky", "stubs",
-                                                   "wall_s", "shared_cache_wall_s", "dependencies")} for r in rows]}
+                                                   "wall_s", "shared_cache_wall_s", "dependencies", "language")}
+                            for r in rows]}
     print(json.dumps(summary))
+
+
+def by_language(rows: list[dict]) -> dict[str, dict]:
+    """Per language: repos, verified, partial and the median wall of those that ran."""
+    out: dict[str, dict] = {}
+    for lang in dict.fromkeys(r["language"] for r in rows):
+        mine = [r for r in rows if r["language"] == lang]
+        walls = [r["wall_s"] for r in mine if r["status"] != "missing"]
+        out[lang] = {"repos": len(mine), "verified": sum(r["status"] == "verified" for r in mine),
+                     "partial": sum(r["status"] == "partial" for r in mine),
+                     "median_wall_s": round(statistics.median(walls), 1) if walls else None}
+    return out
 
 
 if __name__ == "__main__":
