@@ -4,12 +4,16 @@ file, CI), the plan, diagnoses, repair rules, the Cargo.lock pins, and a whole b
 deselected with its evidence)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from autoinstall.ecosystems.base import FailedTest, RepairContext
 from autoinstall.ecosystems.detect import detect, get_ecosystem
 from autoinstall.ecosystems.rust import RustEcosystem
 from autoinstall.ecosystems.rust.diagnosis import diagnose
+from autoinstall.ecosystems.rust.msrv import index_path, newest_buildable
 from autoinstall.ecosystems.rust.pins import constraints, freeze, registry_crates, warm
 from autoinstall.ecosystems.rust.repairs import MSRV_UPDATE, repair
 from autoinstall.ecosystems.rust.survey import survey
@@ -144,13 +148,24 @@ def test_a_sys_crates_missing_library_installs_the_debian_dev_package_first() ->
     assert repair(ctx(out, tried=[r])) is None  # tried already, and the build itself is never skipped
 
 
-def test_a_dependency_needing_a_newer_rustc_reresolves_once_and_the_projects_own_msrv_fails() -> None:
+def test_a_dependency_needing_a_newer_rustc_reresolves_then_pins_and_the_projects_own_msrv_fails(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     out = ("error: package `clap v4.5.40` cannot be built because it requires rustc 1.88 or newer, while the "
            "currently active rustc version is 1.85.1")
     r = repair(ctx(out))
     assert r is not None and r.kind == "insert_before" and r.step is not None
     assert r.step.command == MSRV_UPDATE and "clap@4.5.40" in r.step.why
-    assert repair(ctx(out, tried=[r])) is None
+    assert r.step.command.startswith("rm -f /.cargo/config.toml && ") and "cargo vendor" in r.step.command
+    asked: list[tuple[str, str, str]] = []
+    monkeypatch.setattr("autoinstall.ecosystems.rust.repairs.newest_for_rustc",
+                        lambda name, rustc, locked: asked.append((name, rustc, locked)) or "4.5.20")
+    pin = repair(ctx(out, tried=[r]))  # MSRV-aware resolution kept clap: pin its newest buildable release
+    assert asked == [("clap", "1.85", "4.5.40")]
+    assert pin is not None and pin.step is not None
+    assert "cargo update -p clap@4.5.40 --precise 4.5.20 && cargo vendor" in pin.step.command
+    assert repair(ctx(out, tried=[r, pin])) is None
+    monkeypatch.setattr("autoinstall.ecosystems.rust.repairs.newest_for_rustc", lambda *_: None)
+    assert repair(ctx(out, tried=[r])) is None  # crates.io has none the image can build
     assert repair(ctx("  feature `edition2024` is required")) is None  # no rustup here: a recorded failure
 
 
@@ -221,3 +236,16 @@ def test_a_fake_rust_build_repairs_a_sys_library_and_deselects_a_network_test(tm
     run = spec.verification.runs[-1]
     assert (run.passed, run.counts["skipped"]) == (3, 1)
     assert "cargo test --no-run --offline" in (tmp_path / "env" / "Dockerfile").read_text()
+
+
+INDEX_LINES = [json.dumps(e) for e in (
+    {"vers": "1.0.100", "rust_version": "1.56"}, {"vers": "1.0.119", "rust_version": "1.76"},
+    {"vers": "1.0.120", "rust_version": "1.88"}, {"vers": "1.0.118", "yanked": True},
+    {"vers": "1.0.121-rc.1"}, {"vers": "2.0.0", "rust_version": "1.60"}, {"vers": "1.0.110"})]
+
+
+def test_the_newest_release_a_rustc_can_build_stays_semver_compatible() -> None:
+    assert newest_buildable(INDEX_LINES, "1.85", "1.0.120") == "1.0.119"
+    assert newest_buildable(INDEX_LINES, "1.70", "1.0.120") == "1.0.110"  # states no rust-version
+    assert newest_buildable(INDEX_LINES, "1.85", "0.3.1") is None
+    assert [index_path(n) for n in ("a", "cc", "syn", "trybuild")] == ["1/a", "2/cc", "3/s/syn", "tr/yb/trybuild"]

@@ -5,10 +5,11 @@ from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
 from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
 from autoinstall.ecosystems.rust.diagnosis import NETWORK_OFF, SERVICE_REFUSED, rustc_needed
+from autoinstall.ecosystems.rust.msrv import around_vendoring, newest_for_rustc
 from autoinstall.ecosystems.rust.proposal import IMAGE_RUSTC, MSRV_AWARE
 from envs.spec import Evidence, Repair, Step
 
-MSRV_UPDATE = f"{MSRV_AWARE} cargo update"
+MSRV_UPDATE = around_vendoring(f"{MSRV_AWARE} cargo update")
 """Re-resolve Cargo.lock to the newest versions this rustc can build (a dependency's MSRV too new)."""
 
 
@@ -18,13 +19,32 @@ def _rustc(ctx: RepairContext) -> Repair | None:
     too; then, as for an edition this rustc lacks, nothing is left (no rustup downloads here): None, and the
     build fails with the line naming the rustc it needs."""
     crate, version = rustc_needed(ctx.diagnosis) or ("", "")
-    if not crate or "@" not in crate or ctx.failing.command.startswith(MSRV_UPDATE):
+    if not crate or "@" not in crate:
         return None
+    if any(r.step and r.step.command == MSRV_UPDATE for r in ctx.tried) or ctx.failing.command == MSRV_UPDATE:
+        return _precise(ctx, crate, version)
     step = Step(command=MSRV_UPDATE, kind="other",
                 why=f"{crate} needs rustc {version}, the image has {IMAGE_RUSTC}: pick versions it can build",
                 evidence=[Evidence(file="<output>", text=ctx.diagnosis.evidence)])
     return Repair(kind="insert_before", step=step,
                   reason=f"{ctx.diagnosis.describe()} -> cargo update, MSRV-aware (Cargo.lock changes)")
+
+
+def _precise(ctx: RepairContext, crate: str, needs: str) -> Repair | None:
+    """MSRV-aware resolution aims at the package's own rust-version; when no release of the crate supports
+    that, it keeps the newest. Pin the crate to its newest release the image's rustc builds, once."""
+    name, _, locked = crate.partition("@")
+    target = newest_for_rustc(name, IMAGE_RUSTC, locked)
+    if not target or target == locked:
+        return None
+    command = around_vendoring(f"cargo update -p {name}@{locked} --precise {target}")
+    if any(r.step and r.step.command == command for r in ctx.tried):
+        return None
+    step = Step(command=command, kind="other",
+                why=f"{crate} needs rustc {needs}; {name} {target} is the newest the image's {IMAGE_RUSTC} builds",
+                evidence=[Evidence(file="<output>", text=ctx.diagnosis.evidence)])
+    return Repair(kind="insert_before", step=step,
+                  reason=f"{ctx.diagnosis.describe()} -> {name} {target}, the newest for rustc {IMAGE_RUSTC}")
 
 
 def _system_package(ctx: RepairContext) -> Repair | None:
