@@ -4,6 +4,7 @@ verification counts in every format's metadata. The real clients run them in tes
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -127,7 +128,12 @@ def test_swebench_row_has_the_harness_keys(catalog: Catalog, stored: tuple[str, 
 
 def test_verl_rows_name_the_tool_agent_loop_and_ship_the_reward(catalog: Catalog, stored: tuple[str, Task],
                                                                 tmp_path: Path) -> None:
-    pq = pytest.importorskip("pyarrow.parquet")
+    try:
+        import pyarrow.parquet as pq  # local: only the verl export needs pyarrow
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but pyarrow is missing (the verl export needs it)", pytrace=False)
+        pytest.skip("pyarrow is not installed")
     import yaml
 
     out = export(catalog, tmp_path / "out", "verl")
