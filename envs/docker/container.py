@@ -8,6 +8,7 @@ from typing import Literal
 
 import docker
 import docker.errors
+import docker.types
 from pydantic import Field
 
 from envs.base import LABEL, SandboxSpec
@@ -78,6 +79,9 @@ def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image:
         mem_limit=f"{c.limits.memory_mb}m",
         memswap_limit=f"{c.limits.memory_mb}m",
         pids_limit=c.limits.pids,
+        # No single file outgrows the whole budget, written or sparse (`truncate -s 6G` would become 6 GB of real
+        # disk at `docker commit`): the kernel refuses it at once, where the watchdog only polls.
+        ulimits=[docker.types.Ulimit(name="fsize", soft=c.limits.disk_mb * 2**20, hard=c.limits.disk_mb * 2**20)],
         nano_cpus=int(min(c.limits.cpus, ncpu) * 1e9),
         tmpfs={"/tmp": f"rw,exec,nosuid,nodev,size={c.tmp_mb}m,mode=1777"},
         binds=volumes,

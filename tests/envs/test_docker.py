@@ -152,6 +152,17 @@ def test_fork_bomb_is_contained_by_the_pids_limit(base_image: str) -> None:
     assert subprocess.run(["true"], check=False).returncode == 0  # the host can still fork
 
 
+def test_no_single_file_outgrows_the_disk_limit_written_or_sparse(base_image: str) -> None:
+    """The kernel (RLIMIT_FSIZE) caps every file at Limits.disk_mb at once; a sparse file is refused too, since
+    `docker commit` would turn it into real disk."""
+    with DockerSandbox(image=base_image, labels=RUN_LABEL, limits=Limits(disk_mb=200)) as sb:
+        r = sb.exec("dd if=/dev/zero of=big bs=1M count=8000 status=none; stat -c %s big; rm big;"
+                    " truncate -s 6G sparse; echo truncate=$?", timeout=60)
+        size, truncated = r.stdout.split()
+        assert int(size) == 200 * 2**20
+        assert truncated == "truncate=153"  # SIGXFSZ
+
+
 def test_disk_limit_stops_the_sandbox_and_spares_the_host(base_image: str) -> None:
     docker_root = "/var/lib/docker" if Path("/var/lib/docker").exists() else "/"
     free_before = shutil.disk_usage(docker_root).free
@@ -159,14 +170,16 @@ def test_disk_limit_stops_the_sandbox_and_spares_the_host(base_image: str) -> No
     with sb:
         snap = sb.snapshot("before filling the disk")
         with pytest.raises(SandboxLimitError, match="disk_mb=200") as err:
-            sb.exec("dd if=/dev/zero of=big bs=1M count=8000 status=none; echo finished", timeout=60)
+            # Many files, each under the per-file cap: only the watchdog's total stops them.
+            sb.exec("for i in $(seq 80); do dd if=/dev/zero of=big$i bs=1M count=100 status=none; done; "
+                    "echo finished", timeout=120)
         written_mb = int(re.search(r"wrote (\d+) MiB", str(err.value)).group(1))  # type: ignore[union-attr]
-        assert 200 < written_mb < 1500, "the watchdog let dd write far past the limit"
+        assert 200 < written_mb < 8000, "the watchdog let the loop write everything"
         with pytest.raises(SandboxLimitError):
             sb.exec("echo next call")
         sb.restore(snap)  # rolling back is the way out
-        assert sb.exec("test -e big || echo clean").stdout == "clean\n"
-    # Other processes may write meanwhile, hence the tolerance; without the watchdog dd writes 8 GB.
+        assert sb.exec("ls big1 2>/dev/null || echo clean").stdout == "clean\n"
+    # Other processes may write meanwhile, hence the tolerance; without the watchdog the loop writes 8 GB.
     assert abs(shutil.disk_usage(docker_root).free - free_before) < 1024 * 2**20
 
 
@@ -308,7 +321,11 @@ def test_what_a_command_leaves_running_in_its_group_is_swept_when_it_ends(base_i
     """Orphans of a finished command (a fork bomb's lingering children, a stray `&`) hold no pids or CPU for
     the next command; daemons in a session of their own are left alone."""
     with DockerSandbox(image=base_image, labels=RUN_LABEL) as sb:
-        left = sb.exec("(sleep 300 &); setsid sleep 301 & echo started", timeout=30)
+        # The daemon is waited for until it leads its own session: the sweep at the end of the command must not
+        # race its setsid().
+        left = sb.exec("(sleep 300 &); setsid sleep 301 & d=$!; "
+                       "until [ \"$(cut -d' ' -f6 /proc/$d/stat)\" = $d ]; do sleep 0.01; done; echo started",
+                       timeout=30)
         assert left.ok and left.stdout == "started\n"
         running = sb.exec("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done | grep '^sleep 30'",
                           timeout=30).stdout.split()
