@@ -1,5 +1,6 @@
-"""Base images: `python:X.Y-slim` where a registry answers, else a debootstrapped Debian, plus our tooling and
-the Debian packages an ecosystem asks for (Go: golang-go).
+"""Base images: `python:X.Y-slim` where a registry answers, else a debootstrapped Debian (its own python3, or
+for an X.Y Debian lacks the host's CPython build: envs/pyenv_python.py), plus our tooling and the Debian
+packages an ecosystem asks for (Go: golang-go).
 
 Every image is tagged with a hash of its recipe, so asking again when nothing changed costs one lookup.
 """
@@ -25,12 +26,17 @@ from string import Template
 from pydantic import BaseModel
 
 from envs import docker as engine
+from envs import pyenv_python
 from envs.base import LABEL
 from envs.errors import ImageBuildError
 
 TEMPLATE = Path(__file__).parent / "templates" / "base.Dockerfile"
 SUITES = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
 """Python versions Debian itself provides, by the suite that ships them."""
+DEBIAN_PATCH = {"3.9": "3.9.2", "3.11": "3.11.2", "3.13": "3.13.5"}
+"""The patch release each suite ships."""
+PREFERRED = ("3.11", "3.13", "3.9")
+"""Debian's interpreters in the order a plan prefers them (the first is the default)."""
 UV_REQUIREMENT = "uv==0.13.9"
 APT_PACKAGES = "git build-essential ca-certificates curl pkg-config"
 DEBIAN_PYTHON = "python3 python3-venv python3-dev python3-pip"
@@ -103,6 +109,11 @@ def _recipes(python: str, mirror: str, ca: Path, registry: bool,
         src = f"debian:{SUITES[python]}@{mirror}"
         vars_ = {"base": "", "apt_packages": f"{DEBIAN_PYTHON} {APT_PACKAGES}{extra}",
                  "python": "/usr/bin/python3"}
+        out.append((src, vars_))
+    elif (build := pyenv_python.host_python(python)) is not None:
+        src = f"{build.source}@{mirror}"
+        vars_ = {"base": "", "apt_packages": APT_PACKAGES + extra, "python": f"{build.home}/bin/python{python}",
+                 "layer": pyenv_python.LAYER_DIGEST}  # not rendered: a changed layer recipe changes the tag
         out.append((src, vars_))
     common = {"ca_path": engine.CA_PATH, "uv_requirement": UV_REQUIREMENT}
     name = f"py{python}" + "".join(f"-{p}" for p in sorted(set(packages)))[:60]
@@ -178,20 +189,54 @@ def ensure_base_image(
                     say(f"notice: no registry answers for {source}; bootstrapping from Debian instead")
                     continue
             variables = variables | {"base": source}
+        elif source.startswith("host-python:"):
+            build = pyenv_python.host_python(python)
+            if build is None:  # removed since _recipes found it
+                continue
+            rootfs = _ensure_rootfs(build.suite, mirror, say)
+            with _lock(pyenv_python.layer_tag(build, rootfs)):
+                variables = variables | {"base": pyenv_python.ensure_interpreter_layer(build, rootfs, say)}
         else:
             variables = variables | {"base": _ensure_rootfs(SUITES[python], mirror, say)}
         with _lock(tag):
             if rebuild or engine.image_labels(tag) is None:
                 _build(tag, python, source, variables, _ca_bundle(ca_bundle), say, packages)
         return tag
-    buildable = ", ".join(sorted(SUITES, key=lambda v: tuple(map(int, v.split(".")))))
-    suites = ", ".join(SUITES[v] for v in sorted(SUITES, key=lambda v: tuple(map(int, v.split(".")))))
+    debian = sorted(SUITES, key=pyenv_python.version_key)
+    builds = {v: p for v, p in pyenv_python.host_versions().items() if v not in SUITES}
     msg = (
         f"Cannot build a Python {python} base image here: no registry answers for python:{python}-slim, "
-        f"and Debian only provides {buildable} ({suites}). Use one of {buildable}, or make a "
-        "registry reachable."
+        f"Debian only provides {', '.join(debian)} ({', '.join(SUITES[v] for v in debian)}), and "
+        f"{pyenv_python.describe_builds(builds)}. Use one of {', '.join(buildable_pythons(ordered=True))}, "
+        f"add a CPython {python} build under {pyenv_python.builds_dir()}, or make a registry reachable."
     )
+    if pyenv_python.version_key(python) < pyenv_python.MIN_VERSION:
+        msg += f" (Host builds older than {'.'.join(map(str, pyenv_python.MIN_VERSION))} are not used: "
+        msg += "uv requires 3.8 or newer.)"
     raise ImageBuildError(msg)
+
+
+def buildable_pythons(*, ordered: bool = False) -> list[str]:
+    """The X.Y a base image can be built for without a registry: Debian's (PREFERRED order), then the host
+    builds Debian lacks (newest first); with `ordered`, all of them by version."""
+    builds = sorted((v for v in pyenv_python.host_versions() if v not in SUITES), key=pyenv_python.version_key)
+    found = [*PREFERRED, *reversed(builds)]
+    return sorted(found, key=pyenv_python.version_key) if ordered else found
+
+
+def python_patch(version: str) -> str:
+    """The X.Y.Z a base image for X.Y carries without a registry (X.Y.0 when it is not known)."""
+    if version in DEBIAN_PATCH:
+        return DEBIAN_PATCH[version]
+    build = pyenv_python.host_versions().get(version)
+    return build.name if build else f"{version}.0"
+
+
+def debian_suite(python: str) -> str | None:
+    """The Debian suite a registry-less base image for X.Y is built on (None when none can be)."""
+    if python in SUITES:
+        return SUITES[python]
+    return pyenv_python.host_suite() if python in pyenv_python.host_versions() else None
 
 
 def _build(tag: str, python: str, source: str, variables: dict[str, str], ca: Path, say: Log,

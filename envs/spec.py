@@ -104,6 +104,9 @@ class TestRun(BaseModel):
     timed_out: bool = False
     """The run hit its timeout and was killed."""
     output_tail: str = ""
+    output: str = Field(default="", exclude=True, repr=False)
+    """The whole output the sandbox kept, for diagnosis (a missing module is named early in a long log); never
+    recorded: the spec keeps `output_tail`."""
 
     @property
     def passed(self) -> int:
@@ -145,6 +148,8 @@ class CheckResult(BaseModel):
     exit_code: int
     duration_s: float
     output_tail: str = ""
+    output: str = Field(default="", exclude=True, repr=False)
+    """The whole output, for diagnosis; never recorded (see TestRun.output)."""
 
 
 DEFAULT_MAX_DESELECTED = 0.05
@@ -231,7 +236,7 @@ class Diagnosis(BaseModel):
 
 
 RepairKind = Literal["insert_before", "replace", "set_env", "switch_python", "stub_distribution",
-                     "deselect", "skip", "test_args", "give_up"]
+                     "deselect", "skip", "test_args", "test_command", "give_up"]
 
 
 class Repair(BaseModel):
@@ -251,6 +256,8 @@ class Repair(BaseModel):
     """For deselect: pytest node ids or file paths."""
     args: str | None = None
     """For test_args: options appended to the test command (e.g. warning filters)."""
+    test_command: str | None = None
+    """For test_command: the whole new test command (e.g. the old one behind the services' start script)."""
 
 
 # -- the environment ---------------------------------------------------------------------------------

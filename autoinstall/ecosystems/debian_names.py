@@ -6,7 +6,7 @@ import re
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_contents import ContentsIndex
-from envs.baseimage import SUITES
+from envs.baseimage import debian_suite
 from envs.spec import Evidence, Repair, Step
 
 APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"
@@ -110,7 +110,7 @@ def _guess(kind: str, name: str) -> str | None:
 def system_package_repair(ctx: RepairContext, purpose: str) -> Repair | None:
     """Install the Debian package for the diagnosed missing header, library or tool before the failing step
     (`purpose`: what needs it, e.g. "a -sys crate's build script"); None when no package is known."""
-    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject, SUITES.get(ctx.python, DEFAULT_SUITE))
+    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject, debian_suite(ctx.python) or DEFAULT_SUITE)
     if package is None:
         return None
     step = Step(command=f"{APT} {package}", why=f"provides {ctx.diagnosis.subject} ({purpose})", kind="system",

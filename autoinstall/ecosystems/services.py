@@ -20,8 +20,8 @@ START_D = "/opt/autoinstall/services/start.d"
 """One file per service; START starts each, so service steps added at different times compose."""
 LOG = "/var/log/autoinstall-services.log"
 PYTEST_PLUGIN = "autoinstall_services"
-"""A pytest plugin module (`-p autoinstall_services`) that runs START: for a test command that cannot be
-prefixed (see the Python repairs)."""
+"""The pytest plugin (`-p autoinstall_services`) that ran START in test commands recorded before a repair could
+replace the test command (with_services); such a command already starts the services."""
 NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$")
 """A role, database or user name taken from CI config: anything else is not used."""
 
@@ -173,28 +173,17 @@ def service_file(kind: ServiceKind) -> str:
                       f"ready() {{ {kind.ready}; }}", f"start() {{ {kind.start}; }}", ""])
 
 
-def plugin_source() -> str:
-    """The pytest plugin module that runs START before pytest collects."""
-    return ('"""Written by autoinstall: start the services the tests need before pytest runs them."""\n'
-            "import subprocess\n\n\n"
-            "def pytest_configure(config):\n"
-            f"    subprocess.run([{START!r}], check=True)\n")
-
-
 def _heredoc(path: str, text: str) -> str:
     """Write `text` to `path` verbatim (quoted here-document)."""
     return f"cat > {path} <<'AUTOINSTALL_EOF'\n{text.rstrip()}\nAUTOINSTALL_EOF"
 
 
-def install_command(kinds: list[ServiceKind], env: dict[str, str] | None = None, *, plugin: bool = False) -> str:
+def install_command(kinds: list[ServiceKind], env: dict[str, str] | None = None) -> str:
     """One bash command: install the packages, write START, configure, provision once, stop cleanly."""
     env = env or {}
     packages = sorted({p for k in kinds for p in k.packages})
     parts = ["set -e", f"{APT} {' '.join(packages)}", f"mkdir -p {START_D}", _heredoc(START, start_script()),
              f"chmod +x {START}", *[_heredoc(f"{START_D}/{k.name}", service_file(k)) for k in kinds]]
-    if plugin:
-        parts += ['site=$(python -c "import sysconfig; print(sysconfig.get_paths()[\'purelib\'])")',
-                  _heredoc(f'"$site/{PYTEST_PLUGIN}.py"', plugin_source())]
     parts += [k.prepare for k in kinds if k.prepare]
     provisioned = [k for k in kinds if k.provision]
     if provisioned:

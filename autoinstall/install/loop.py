@@ -166,10 +166,11 @@ class Installer:
                 raise _ModelFailed(str(e)) from e
         elif repair.kind == "deselect":
             self.result.deselected += [Deselection(test=t, reason=repair.reason) for t in repair.tests]
-        elif repair.kind == "test_args" and repair.args and self.plan.test_command:
+        elif repair.kind in ("test_args", "test_command") and self.plan.test_command and (new := (
+                repair.test_command if repair.kind == "test_command"
+                else repair.args and f"{self.plan.test_command} {repair.args}")):
             self.plan = self.plan.model_copy(update={
-                "test_command": f"{self.plan.test_command} {repair.args}",
-                "notes": [*self.plan.notes, f"test command changed: {repair.reason}"]})
+                "test_command": new, "notes": [*self.plan.notes, f"test command changed: {repair.reason}"]})
 
     def _with_evidence(self, repair: Repair, failed: list[FailedTest]) -> Repair | None:
         """Keep the deselections that name a test (or file) that failed for a reason the ecosystem accepts;
@@ -280,8 +281,9 @@ class Installer:
             checks.append(result)
             if result.ok or not check.required:
                 continue
-            entry = self._record(check.command, "check", result.exit_code, result.duration_s, result.output_tail)
-            output = ExecResult(exit_code=result.exit_code, stdout=result.output_tail)
+            entry = self._record(check.command, "check", result.exit_code, result.duration_s,
+                                 result.output or result.output_tail)
+            output = ExecResult(exit_code=result.exit_code, stdout=result.output or result.output_tail)
             repair = self._ask_model(Step(command=check.command, why=check.why), "check", output, entry)
             if repair is None and check.kind == "collect" and self._leave_out_uncollectable(entry):
                 return checks, None, True
@@ -305,11 +307,12 @@ class Installer:
         ok, reason = judge(checks, [run], self.budgets.threshold)
         if ok or self.plan.test_runner == "none":
             return None, True
-        entry = self._record(f"<tests> {reason}", "tests", run.exit_code, run.duration_s, run.output_tail)
+        entry = self._record(f"<tests> {reason}", "tests", run.exit_code, run.duration_s,
+                             run.output or run.output_tail)
         failed = [FailedTest(test_id=r.test_id, message=r.message) for r in run.results
                   if r.outcome in ("failed", "error")]
         output = ExecResult(exit_code=run.exit_code,
-                            stdout=run.output_tail + "\n" + "\n".join(f.message for f in failed[:50]))
+                            stdout=(run.output or run.output_tail) + "\n" + "\n".join(f.message for f in failed[:50]))
         repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", output, entry, failed,
                                  [r.test_id for r in run.results])
         if repair is not None and repair.kind == "deselect":

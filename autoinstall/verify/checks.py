@@ -64,7 +64,7 @@ def run_check(sandbox: Sandbox, check: Check, timeout_s: float, env: dict[str, s
     result = sandbox.exec(command, timeout=timeout_s, env=env)
     return CheckResult(name=check.name, kind=check.kind, command=command, required=check.required,
                        ok=result.ok, exit_code=result.exit_code, duration_s=result.duration_s,
-                       output_tail=result.output[-2000:])
+                       output_tail=result.output[-2000:], output=result.output)
 
 
 def combine(runs: list[TestRun]) -> dict[str, int]:
@@ -177,7 +177,12 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
             remaining = max(60.0, timeout_s - (time.monotonic() - started))
             test_runs.append(run_tests(sandbox, test_command(plan), plan.test_runner, deselected, remaining, env,
                                        per_test_timeout_s))
+    if plan.test_runner in LISTING_IS_LOWER_BOUND:
+        collection = with_ran(collection, combine(test_runs))
     ok, reason = judge(checks, test_runs, threshold, collection, max_deselected)
+    # The whole outputs were for diagnosis, which follows no verification: the record keeps the tails.
+    checks = [c.model_copy(update={"output": ""}) for c in checks]
+    test_runs = [r.model_copy(update={"output": ""}) for r in test_runs]
     return Verification(verified=ok, reason=reason, checks=checks, runs=test_runs, flaky=flaky_tests(test_runs),
                         threshold=threshold, max_deselected=max_deselected, collection=collection,
                         counts=combine(test_runs))
@@ -214,10 +219,34 @@ def with_uncollected(collection: Collection, deselected: list[Deselection]) -> C
     if not uncollected:
         return collection
     files = sum(1 for d in deselected if d.uncollected)
+    return _grow(collection, uncollected, f"{uncollected} tests in {files} files that cannot be collected are "
+                 "counted as deselected (a static count of their test functions)")
+
+
+def _grow(collection: Collection, tests: int, note: str, *, selected: bool = False) -> Collection:
+    """`tests` more in the suite's counts (and in the selection too when they ran), with the note saying why."""
+    if selected and collection.selected is not None:
+        collection.selected += tests
     if collection.command is not None:
-        collection.command += uncollected
+        collection.command += tests
     if collection.default:
-        collection.default += uncollected
-    collection.notes.append(f"{uncollected} tests in {files} files that cannot be collected are counted as "
-                            "deselected (a static count of their test functions)")
+        collection.default += tests
+    collection.notes.append(note)
     return collection
+
+
+LISTING_IS_LOWER_BOUND = frozenset({"maven"})
+"""Runners whose listing counts the same units as their results but misses some (JUnit 5's dry run never expands
+parameterized cases). Go's listing is of top-level tests while its results add subtests: other units, not raised."""
+
+
+def with_ran(collection: Collection | None, counts: dict[str, int]) -> Collection | None:
+    """A listing that counted fewer tests than ran is a lower bound: the suite grows to what ran, its
+    deselections unchanged."""
+    if collection is None or collection.selected is None:
+        return collection
+    extra = sum(counts.values()) - collection.selected
+    if extra <= 0:
+        return collection
+    return _grow(collection, extra, f"{extra} more tests ran than the runner's listing counted (cases expanded "
+                 "at run time): the counts are raised to what ran", selected=True)

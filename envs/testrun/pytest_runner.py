@@ -16,9 +16,20 @@ PLUGIN = "autoinstall_timeout"
 PLUGIN_SOURCE = (Path(__file__).parent / "timeout_plugin.py").read_bytes()
 
 
-def pytest_args(deselected: list[Deselection], junit_path: str) -> str:
-    """Options appended to a pytest command: JUnit output, no cache, the deselections."""
-    args = ["-p", "no:cacheprovider", "-o", "junit_family=xunit1", f"--junitxml={junit_path}", "--color=no"]
+def cache_args(folder: str) -> list[str]:
+    """pytest's cache in a scratch folder the caller removes, so no run leaves `.pytest_cache` in a snapshot.
+
+    Not `-p no:cacheprovider`: that also removes the options the cache plugin adds (`--cache-clear`, `--lf`,
+    `--ff`, `--nf`, and stepwise's `--sw`), and a project whose addopts use one then fails with "unrecognized
+    arguments". An ini override adds no option and pytest ignores it when the project turns the plugin off."""
+    return ["-o", f"cache_dir={folder}/pytest-cache"]
+
+
+def pytest_args(deselected: list[Deselection], junit_path: str, scratch: str | None = None) -> str:
+    """Options appended to a pytest command: JUnit output, the cache in `scratch` (default: beside the
+    report), the deselections."""
+    scratch = scratch or junit_path.rsplit(".", 1)[0]
+    args = [*cache_args(scratch), "-o", "junit_family=xunit1", f"--junitxml={junit_path}", "--color=no"]
     return " ".join(shlex.quote(a) for a in [*args, *selection_args(deselected)])
 
 
@@ -43,8 +54,10 @@ def collect(sandbox: Sandbox, command: str, deselected: list[Deselection], timeo
 def collect_with_output(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
                         env: dict[str, str] | None) -> tuple[int | None, str, str]:
     """`collect`, and the whole output of `--collect-only` (its collection errors name the files)."""
-    args = ["-p", "no:cacheprovider", "--collect-only", "-q", "--color=no", *selection_args(deselected)]
+    scratch = f"/var/tmp/autoinstall-collect-{uuid.uuid4().hex[:8]}"
+    args = [*cache_args(scratch), "--collect-only", "-q", "--color=no", *selection_args(deselected)]
     result = sandbox.exec(f"{command} {' '.join(shlex.quote(a) for a in args)}", timeout=timeout_s, env=env)
+    sandbox.exec(["rm", "-rf", scratch])
     found = list(_COLLECTED.finditer(result.output))
     if not found:
         tail = result.output.strip().splitlines()[-1:] or ["(no output)"]
@@ -64,12 +77,12 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
     plugin_dir = f"/var/tmp/autoinstall-plugin-{uuid.uuid4().hex[:8]}"
     sandbox.write_file(f"{plugin_dir}/{PLUGIN}.py", PLUGIN_SOURCE)
     with_plugin = (f"export PYTHONPATH={plugin_dir}${{PYTHONPATH:+:$PYTHONPATH}}; "
-                   f"{command} -p {PLUGIN} {pytest_args(deselected, junit)}")
+                   f"{command} -p {PLUGIN} {pytest_args(deselected, junit, plugin_dir)}")
     result = sandbox.exec(with_plugin, timeout=timeout_s, env=env)
     if not result.timed_out and _plugin_not_loaded(result.output):
-        result = sandbox.exec(f"{command} {pytest_args(deselected, junit)}", timeout=timeout_s, env=env)
+        result = sandbox.exec(f"{command} {pytest_args(deselected, junit, plugin_dir)}", timeout=timeout_s, env=env)
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
-                  output_tail=result.output[-4000:])
+                  output_tail=result.output[-4000:], output=result.output)
     try:
         run.results = parse_junit(sandbox.read_file(junit).decode("utf-8", "replace"))
     except (FileNotFoundError, Exception):  # noqa: BLE001 - a missing or broken report means no results

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from autoinstall.ecosystems.python.repairs import repair
+from autoinstall.ecosystems.services import START
 from autoinstall.install.loop import Installer
 from autoinstall.options import Budgets
 from envs.base import ExecResult
@@ -119,7 +120,9 @@ def test_uninstallable_dependency_becomes_a_stub_and_its_tests_are_deselected(tm
     assert list(result.stub_wheels) == ["nonexistent_dep_xyz-1.2-py3-none-any.whl"]
 
 
-def test_unsupported_python_restarts_on_another_interpreter() -> None:
+def test_unsupported_python_restarts_on_another_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTOINSTALL_PYTHON_BUILDS", str(tmp_path))  # Debian's interpreters only: 3.13 is nearest
+
     def behaviour(sb: World, cmd: str, env: dict) -> ExecResult | bytes:
         if cmd.startswith("uv pip install -e") and sb.python == "3.11":
             return ExecResult(exit_code=1, stderr="× The current Python version (3.11.2) does not satisfy Python>=3.12")
@@ -273,3 +276,21 @@ def test_a_deselection_is_accepted_only_on_evidence_whoever_proposes_it(tmp_path
     result = installer.run()
     assert [d.test for d in result.deselected] == ["tests/test_a.py::test_db"]
     assert result.failure is not None and result.failure.failure_class == "tests_failing"
+
+
+def test_a_service_found_from_failing_tests_is_installed_and_the_test_command_starts_it() -> None:
+    def behaviour(sb: World, cmd: str, env: dict) -> ExecResult | bytes:
+        if f"{START}.d/postgresql" in cmd or "services/start.d/postgresql" in cmd:
+            sb.mark("pg")
+            return OK
+        if "--junitxml" in cmd:
+            up = sb.has("pg") and f"{START} && python -m pytest" in cmd
+            db_msg = "" if up else "OperationalError: connection to server at localhost port 5432 failed: Connection refused"
+            return junit(("test_a::test_one", ""), ("test_db::test_query", db_msg))
+        return OK
+
+    result, _ = install(behaviour)
+    assert result.ok, result.failure
+    assert result.deselected == []
+    assert result.plan is not None and result.plan.test_command == f"{START} && python -m pytest tests"
+    assert [r.kind for r in result.repairs] == ["insert_before", "test_command"]

@@ -2,7 +2,7 @@
 counted against the cap by verification; a verification that runs out of time is `verify_timeout`."""
 from pathlib import Path
 
-from autoinstall.verify.checks import check_command, with_uncollected
+from autoinstall.verify.checks import check_command, with_ran, with_uncollected
 from autoinstall.verify.verdict import judge_spec
 from envs.base import ExecResult
 from envs.spec import (
@@ -81,6 +81,16 @@ def test_uncollected_tests_count_against_the_cap() -> None:
     assert (counted.suite, counted.selected, counted.deselected) == (43, 39, 4)
     assert "3 tests in 1 files that cannot be collected" in counted.notes[0]
     assert with_uncollected(Collection(command=10, selected=10), left[1:]).command == 10
+
+
+def test_a_listing_that_counted_fewer_tests_than_ran_is_raised_to_what_ran() -> None:
+    ran = {"passed": 1472, "failed": 0, "error": 0, "skipped": 2, "flaky": 0}
+    raised = with_ran(Collection(default=1100, command=1090, selected=1080), ran)
+    assert raised is not None
+    assert (raised.selected, raised.command, raised.default, raised.deselected) == (1474, 1484, 1494, 10)
+    assert "394 more tests ran" in raised.notes[0]
+    kept = with_ran(Collection(command=50, selected=50), {"passed": 40, "skipped": 2})
+    assert kept is not None and (kept.selected, kept.notes) == (50, [])
 
 
 def test_a_verification_that_runs_out_of_time_is_verify_timeout() -> None:

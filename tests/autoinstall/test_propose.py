@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from autoinstall.ecosystems.java.proposal import GATES_OFF
+from autoinstall.ecosystems.python.proposal.interpreter import NoInterpreterError
 from autoinstall.ecosystems.python.pypi_names import distribution_for, requirement_name
 from autoinstall.ecosystems.services import START
 from autoinstall.plan.models import ModelError, PriorModel, get_model
@@ -43,6 +44,7 @@ EXPECTED = {
     "no_build_files": (None, [], None),
     "tasks_mutable": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "python_version_switch": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
+    "requires_python_312": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "unittest_runner": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "pytest_plugin_needed": (
         "uv pip install -e '.[test]'",
@@ -138,14 +140,17 @@ def test_steps_are_ordered_system_manifest_project_tests(tmp_path: Path) -> None
     assert plan.test_command == "python -m pytest tests"
 
 
-def test_python_version_from_requires_python(tmp_path: Path) -> None:
+def test_python_version_from_requires_python(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTOINSTALL_PYTHON_BUILDS", str(tmp_path / "none"))  # Debian's interpreters only
     base = '[project]\nname = "p"\nversion = "1"\nrequires-python = "{}"\n'
-    for spec, python, noted in ((">=3.8", "3.11", False), (">=3.12", "3.13", True), ("<3.10", "3.9", True),
-                                 ("<3.9", "3.11", True)):
+    for spec, python, noted in ((">=3.8", "3.11", False), (">=3.12", "3.13", True), ("<3.10", "3.9", True)):
         root = _write(tmp_path / spec.strip("<>="), {"pyproject.toml": base.format(spec)})
         plan = _plan(root)
         assert plan.python == python
         assert any("requires-python" in n for n in plan.notes) == noted
+    root = _write(tmp_path / "old", {"pyproject.toml": base.format("<3.9")})
+    with pytest.raises(NoInterpreterError, match=r"allows none of .*: 3\.9, 3\.11, 3\.13\."):
+        _plan(root)
 
 
 def test_setup_py_build_imports_install_first_without_isolation(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.python.proposal.locked import LOCK_CONSTRAINTS, PINNED_LINES, choose_lock
 from autoinstall.ecosystems.python.repairs import repair
 from autoinstall.ecosystems.python.survey import survey
-from autoinstall.ecosystems.python.timemachine import CUTOFF_ENV, LATEST_ENV
+from autoinstall.ecosystems.python.timemachine import CUTOFF_ENV, LATEST_ENV, PIP_CUTOFF_ENV
 from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from autoinstall.plan.models import get_model
@@ -148,4 +148,7 @@ def test_e2e_old_commit_resolves_as_of_its_date_with_todays_build_tools(
     assert "iniconfig==2.0.0" in constraints.splitlines()  # 2.1.0 came out in 2025
     dockerfile = (tmp_path / "env" / "Dockerfile").read_text()
     assert f"ENV {CUTOFF_ENV}=" in dockerfile and f"ENV {LATEST_ENV}=" in dockerfile
+    # a plain pip (a fallback, a chat model's step) honours the same cutoff: recorded, and a pip that reads it
+    assert f"ENV {PIP_CUTOFF_ENV}=" in dockerfile and spec.env[PIP_CUTOFF_ENV] == spec.env[CUTOFF_ENV]
+    assert any("pip>=26.0" in s.command for s in spec.steps)
     assert "/etc/uv/uv.toml" in dockerfile

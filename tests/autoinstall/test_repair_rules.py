@@ -76,10 +76,11 @@ def test_a_refused_known_service_is_installed_then_started_then_deselected_as_a_
     install = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed, plan=plan))
     assert install is not None and install.kind == "insert_before" and install.step is not None
     assert install.step.kind == "system" and "install -y -qq --no-install-recommends postgresql\n" in install.step.command
-    assert f"{START_D}/postgresql " in install.step.command and f"{PYTEST_PLUGIN}.py" in install.step.command
+    assert f"{START_D}/postgresql " in install.step.command and f"{PYTEST_PLUGIN}.py" not in install.step.command
     start = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed, plan=plan, tried=[install]))
-    assert start is not None and (start.kind, start.args) == ("test_args", f"-p {PYTEST_PLUGIN}")
-    plan = Plan(test_command=f"python -m pytest tests -p {PYTEST_PLUGIN}")
+    assert start is not None and (start.kind, start.test_command) == ("test_command",
+                                                                      f"{START} && python -m pytest tests")
+    plan = Plan(test_command=f"{START} && python -m pytest tests")
     last = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed, plan=plan, tried=[install, start]))
     assert last is not None and last.kind == "deselect" and last.tests == ["tests/test_db.py::test_query"]
     assert "postgresql" in last.reason and "still could not connect" in last.reason
@@ -119,7 +120,8 @@ def test_requirement_syntax_uv_rejects_falls_back_to_pip() -> None:
     r = repair(ctx("error: Expected '=' or whitespace, found Some('.'): tests/requirements.txt:1:3",
                    failing=failing))
     assert r is not None and r.kind == "replace" and r.step is not None
-    assert r.step.command == "python -m pip install -r tests/requirements.txt"
+    assert r.step.command.endswith(" && python -m pip install ${UV_EXCLUDE_NEWER:+--uploaded-prior-to="
+                                   "$UV_EXCLUDE_NEWER} -r tests/requirements.txt")  # test_pip_cutoff.py runs it
 
 
 def test_service_deselection_collapses_files_whose_tests_all_need_it() -> None:
@@ -188,3 +190,20 @@ def test_tests_that_use_a_stub_are_deselected_with_the_distribution_named() -> N
                    test_ids=["tests/test_a.py::test_x", "tests/test_a.py::test_y"]))
     assert r is not None and r.kind == "deselect" and r.tests == ["tests/test_a.py::test_x"]
     assert "nonexistent-dep-xyz" in r.reason
+
+
+def test_a_service_found_from_failing_unittest_tests_is_started_by_the_test_command() -> None:
+    """Not pytest only: the repair puts the services' start script before any runner's command."""
+    failed = [FailedTest(test_id="tests.test_db.T.test_query", message="redis.exceptions.ConnectionError: Error 111 "
+                                                                       "connecting to localhost:6379. Connection refused.")]
+    out = failed[0].message
+    plan = Plan(test_command="python -m unittest discover -s tests", test_runner="unittest")
+    install = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed, plan=plan))
+    assert install is not None and install.step is not None and "redis-server" in install.step.command
+    start = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed, plan=plan, tried=[install]))
+    assert start is not None and start.kind == "test_command"
+    assert start.test_command == f"{START} && python -m unittest discover -s tests"
+    # a command recorded with the old pytest plugin already starts them
+    old = Plan(test_command=f"python -m pytest tests -p {PYTEST_PLUGIN}")
+    assert repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed, plan=old, tried=[install])).kind \
+        == "deselect"

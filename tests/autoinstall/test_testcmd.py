@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from autoinstall.ecosystems.python.proposal.assemble import propose_plan
 from autoinstall.ecosystems.python.proposal.testcmd import choose_tests, is_side, is_test_script
 from autoinstall.survey import survey
 
@@ -70,3 +71,48 @@ def test_addopts_that_turn_off_junit_are_overridden_without_it(tmp_path: Path) -
     plan = choose_tests(survey(root), root)
     assert plan.command == "python -m pytest -o 'addopts=--verbose -m '\"'\"'not slow'\"'\"''"
     assert any("-p no:junitxml" in n for n in plan.notes)
+
+
+def test_a_private_extension_shim_is_never_a_required_import_check(tmp_path: Path) -> None:
+    """`_cext/__init__.py` raises when the optional extension was not built: the suite passes without it."""
+    root = _write(tmp_path, {
+        "pyproject.toml": '[project]\nname = "speedy-lib"\nversion = "1"\n',
+        "_cext/__init__.py": "raise ImportError('the C extension was not built')\n",
+        "speedy/__init__.py": "",
+        "tests/test_a.py": "def test_a():\n    pass\n",
+    })
+    plan = propose_plan(survey(root), root)
+    imports = {c.command: c.required for c in plan.checks if c.kind == "import"}
+    assert imports == {"python -c 'import p'": True, "python -c 'import speedy'": False,
+                       "python -c 'import _cext'": False}
+
+
+def test_an_optionally_built_extension_gets_its_headers_package_up_front(tmp_path: Path) -> None:
+    """A failed compile is caught by setup.py, so no diagnosis would ever see the missing header."""
+    root = _write(tmp_path, {
+        "setup.py": "from setuptools import Extension, setup\nsetup(name='p', packages=['p'], ext_modules=["
+                    "Extension('p._speedups', ['p/_speedups.c'], optional=True)])\n",
+        "p/_speedups.c": "#include <Python.h>\n#include <stdio.h>\n#include \"local.h\"\n#include <yaml.h>\n"
+                         "#include <nothere/unknown.h>\n",
+        "p/local.h": "",
+    })
+    plan = propose_plan(survey(root), root)
+    system = [s for s in plan.steps if s.kind == "system"]
+    assert len(system) == 1 and system[0].command.endswith(" libyaml-dev")
+    assert system[0].evidence[0].file == "p/_speedups.c" and system[0].evidence[0].line == 4
+    assert any("nothere/unknown.h" in n and "local.h" not in n and "stdio" not in n for n in plan.notes)
+    # a required extension fails the build loudly: its header is left to diagnosis
+    (root / "setup.py").write_text((root / "setup.py").read_text().replace(", optional=True", ""))
+    assert not [s for s in propose_plan(survey(root), root).steps if s.kind == "system"]
+
+
+def test_addopts_that_stop_at_the_first_failure_are_overridden_without_them(tmp_path: Path) -> None:
+    """With the cache plugin on (the verifier no longer turns it off), `--sw` would stop every run at the first
+    failing test; `-x` and `--maxfail` likewise: later tests would never report."""
+    root = _write(tmp_path, {"setup.cfg": "[tool:pytest]\naddopts = --sw -x --maxfail 3 -v --strict-markers\n"
+                                          "testpaths = tests\n"})
+    plan = choose_tests(survey(root), root)
+    assert plan.command == "python -m pytest -o 'addopts=-v --strict-markers'"
+    assert any("--sw, -x, --maxfail 3" in n for n in plan.notes)
+    plain = _write(tmp_path / "plain", {"setup.cfg": "[tool:pytest]\naddopts = -v --cache-clear\n"})
+    assert "addopts" not in (choose_tests(survey(plain), plain).command or "")

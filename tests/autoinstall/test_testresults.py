@@ -133,7 +133,7 @@ def test_collect_count_reads_pytest_collect_only_lines() -> None:
     picked = [Deselection(test="tests/test_a.py::x[1-2]", reason="r")]
     assert collect_count(sandbox, "python -m pytest tests", [], 60) == (835, "")
     assert collect_count(sandbox, "python -m pytest tests", picked, 60) == (139, "")
-    assert "'--deselect=tests/test_a.py::x[1-2]'" in sandbox.commands()[-1]
+    assert "'--deselect=tests/test_a.py::x[1-2]'" in sandbox.commands()[-2]  # then its scratch cache is removed
     assert collect_count(sandbox, "python -m pytest", [], 60) == (0, "")
     assert collect_count(sandbox, "python -m pytest -o addopts=-v", [], 60) == (786, "")  # verbose again: framed
     count_, note = collect_count(sandbox, "broken", [], 60)

@@ -14,6 +14,7 @@ from autoinstall.ecosystems.python.timemachine import (
     CHOICE_ENV,
     CUTOFF_ENV,
     LATEST_ENV,
+    PIP_CUTOFF_ENV,
     as_of,
     cutoff,
     drift_repair,
@@ -49,7 +50,7 @@ WARNING = ("/opt/venv/lib/python3.11/site-packages/docutils/utils.py:12: Depreca
 def test_the_cutoff_is_the_commit_date_in_utc() -> None:
     assert cutoff("2022-12-30T16:04:26+01:00")[0] == "2022-12-30T15:04:26Z"
     env = as_of("2022-12-30T16:04:26+01:00")
-    assert env[CUTOFF_ENV] == "2022-12-30T15:04:26Z"
+    assert env[CUTOFF_ENV] == env[PIP_CUTOFF_ENV] == "2022-12-30T15:04:26Z"  # uv's and pip's cutoff
     assert env[LATEST_ENV].split() == list(BUILD_TOOLS) and "setuptools" in BUILD_TOOLS
     assert "as of the commit date" in env[CHOICE_ENV]
     assert PythonEcosystem().as_of("2022-12-30T16:04:26+01:00") == env
@@ -60,7 +61,7 @@ def test_a_missing_or_future_commit_date_means_latest_releases_with_the_reason()
     for date, reason in ((None, "no commit date"), ("", "no commit date"), (future, "in the future"),
                          ("yesterday", "not a date")):
         env = as_of(date)
-        assert CUTOFF_ENV not in env and LATEST_ENV not in env, date
+        assert CUTOFF_ENV not in env and LATEST_ENV not in env and PIP_CUTOFF_ENV not in env, date
         assert env[CHOICE_ENV].startswith("latest releases") and reason in env[CHOICE_ENV], env
 
 
@@ -114,7 +115,8 @@ def test_drift_is_repaired_by_that_package_then_latest_releases_then_given_up() 
     assert first is not None and first.kind == "set_env"
     assert first.env[LATEST_ENV].split()[-1] == "attrs"  # the distribution of the module `attr`
     second = repair(_ctx({**env, **first.env}, tried=[first]))
-    assert second is not None and set(second.env) == {CUTOFF_ENV, CHOICE_ENV}
+    assert second is not None and set(second.env) == {CUTOFF_ENV, PIP_CUTOFF_ENV, CHOICE_ENV}
+    assert second.env[PIP_CUTOFF_ENV] == second.env[CUTOFF_ENV]  # pip follows uv to latest releases
     assert second.env[CUTOFF_ENV] > "2025" and second.env[CHOICE_ENV].startswith("latest releases")
     assert drift_repair({**env, **first.env, **second.env}, "attr", "", [first, second]) is None
     assert drift_repair({CHOICE_ENV: "latest releases"}, "attr", "", []) is None  # no cutoff: not drift

@@ -20,6 +20,7 @@ from autoinstall.ecosystems.python.survey.facts import RepoFacts
 from autoinstall.ecosystems.python.timemachine import as_of
 from autoinstall.ecosystems.repofiles import RepoFiles
 from envs.base import Sandbox, SandboxFactory
+from envs.baseimage import buildable_pythons
 from envs.spec import Diagnosis, Plan, Repair
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini", "noxfile.py", "Pipfile")
@@ -30,8 +31,12 @@ class PythonEcosystem:
     """Python projects: pip/uv installs into /opt/venv, pytest or unittest, uv pip freeze pins."""
 
     name = "python"
-    toolchains = ("3.11", "3.13", "3.9")
-    """The interpreters Debian provides for base images here (bookworm, trixie, bullseye), preferred first."""
+
+    @property
+    def toolchains(self) -> tuple[str, ...]:
+        """The interpreters base images can be built for here, preferred first: Debian's (3.11, 3.13, 3.9),
+        then the host's own CPython builds (envs/pyenv_python.py), newest first."""
+        return tuple(buildable_pythons())
     chat_environment = (
         "Commands run with bash in /workspace (the repository) inside a Debian container whose Python venv "
         "/opt/venv is active and where `uv` is on PATH; prefer `uv pip install`. Always install the local "

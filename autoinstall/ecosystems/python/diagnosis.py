@@ -62,7 +62,45 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
 ]
 
 
+_NEEDS: dict[DiagnosisKind, tuple[str, ...]] = {
+    "missing_tool": ("not found", "No such file"),
+    "service_unavailable": ("efused", "could not connect", "Is the server running", "connection to server"),
+    "python_version": ("Python", "requires-python"),
+    "no_distribution": ("package registry", "No matching distribution", "no versions of"),
+    "async_tests_without_plugin": ("natively supported", "async framework"),
+    "deprecation_as_error": ("DeprecationWarning",),
+}
+"""Words a rule's match must contain: a substring test skips the rule's regex on a multi-MB log without
+them."""
+
+
 MISSING_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<s>[\w.]+)'")
+CUT_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<s>[\w.]+)"
+                        r"(?:\.\.\.|\u2026|\n\[\.\.\. \d+ bytes omitted)")
+"""A name cut short: by pytest's short summary (`No module named 'myst_pars...`) or by the output cap."""
+
+
+def _completed(output: str, prefix: str) -> str | None:
+    """The whole module name a cut one begins, from where the output names it in full (an import line,
+    a quoted name), or None."""
+    top = re.escape(prefix.split(".")[0])
+    for pattern in (rf"(?:^|\s)(?:from|import)\s+({re.escape(prefix)}[\w.]*)",
+                    rf"No module named '({re.escape(prefix)}[\w.]*)'", rf"\b({top}[\w.]*)"):
+        for match in re.finditer(pattern, output, re.M):
+            name = match.group(1).rstrip(".")
+            if name.startswith(prefix) and len(name) > len(prefix):
+                return name
+    return None
+
+
+def cut_missing_module(output: str) -> Diagnosis | None:
+    """missing_module for a line whose name was cut short, completed from the rest of the log; None when
+    nothing completes it (a guessed name could install the wrong distribution)."""
+    for match in CUT_MODULE.finditer(output):
+        if (name := _completed(output, match.group("s"))) is not None:
+            line = output[output.rfind("\n", 0, match.start()) + 1: match.end()].strip()
+            return Diagnosis(kind="missing_module", subject=_dotted_import(output, name), evidence=line[:500])
+    return None
 
 
 def missing_modules(output: str) -> list[str]:
@@ -125,7 +163,8 @@ def diagnose(output: str, *, timed_out: bool = False) -> Diagnosis:
         if kind == "deprecation_as_error" and (module := drift_subject(output)):
             # Raised inside an installed dependency (or a plugin's validation): its version, not the project.
             return Diagnosis(kind="dependency_drift", subject=module, evidence=_drift_line(output, module))
-        match = pattern.search(output)
+        needs = _NEEDS.get(kind)
+        match = pattern.search(output) if needs is None or any(w in output for w in needs) else None
         if match is None:
             continue
         subject = _subject(match)
@@ -138,5 +177,7 @@ def diagnose(output: str, *, timed_out: bool = False) -> Diagnosis:
         end = output.find("\n", match.end())
         line = output[output.rfind("\n", 0, match.start()) + 1: end if end >= 0 else len(output)]
         return Diagnosis(kind=kind, subject=subject, evidence=line.strip()[:500] or match.group(0)[:500])
+    if (cut := cut_missing_module(output)) is not None:
+        return cut
     tail = [ln for ln in output.strip().splitlines() if ln.strip()][-3:]
     return Diagnosis(kind="unknown", evidence="\n".join(tail)[:500])

@@ -3,23 +3,30 @@ from __future__ import annotations
 
 import re
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
 from autoinstall.ecosystems.python.diagnosis import NETWORK_OFF, STUB_USED, local_service, missing_modules
 from autoinstall.ecosystems.python.index import on_index
+from autoinstall.ecosystems.python.proposal.interpreter import switch_target
 from autoinstall.ecosystems.python.proposal.locked import LOCK_CONSTRAINTS
 from autoinstall.ecosystems.python.proposal.services import service_step
 from autoinstall.ecosystems.python.pypi_names import distribution_for
 from autoinstall.ecosystems.python.pytest_plugins import plugin_for_ini, plugin_for_marker, plugin_for_option
 from autoinstall.ecosystems.python.timemachine import (
     CUTOFF_ENV,
+    PIP_WITH_CUTOFF,
     UV_SYSTEM_CONFIG,
     drift_repair,
     exemption_step,
 )
-from autoinstall.ecosystems.services import PYTEST_PLUGIN, START, START_D, ServiceKind, service_named
+from autoinstall.ecosystems.services import (
+    PYTEST_PLUGIN,
+    START,
+    START_D,
+    ServiceKind,
+    service_named,
+    with_services,
+)
 from envs.spec import Evidence, Repair, Step
 
 
@@ -42,12 +49,13 @@ def _missing_module(ctx: RepairContext) -> Repair | None:
     module = ctx.diagnosis.subject
     dist = distribution_for(module)
     if ctx.phase != "install":
-        # Collection lists every missing import at once: install them together.
-        dists = list(dict.fromkeys(distribution_for(m) for m in missing_modules(ctx.output) or [module]))
+        # Collection lists every missing import at once: install them together. The diagnosed one first: the
+        # diagnosis read the whole log, the context's output may be only its end.
+        modules = list(dict.fromkeys([module, *missing_modules(ctx.output)]))
+        dists = list(dict.fromkeys(distribution_for(m) for m in modules))
         return Repair(kind="insert_before", reason=f"missing modules -> install {', '.join(dists)}",
                       step=_step("uv pip install " + " ".join(f"'{d}'" for d in dists),
-                                 f"provides the missing {', '.join(missing_modules(ctx.output) or [module])}",
-                                 "test-deps", ctx))
+                                 f"provides the missing {', '.join(modules)}", "test-deps", ctx))
     if ctx.phase == "install" and _is_install(ctx.failing.command) and "--no-build-isolation" not in (
             ctx.failing.command):
         # A build-time import: install it, then build without isolation so the build can see it.
@@ -65,15 +73,14 @@ def _system_package(ctx: RepairContext) -> Repair | None:
 
 
 def _python_version(ctx: RepairContext) -> Repair | None:
-    try:
-        spec = SpecifierSet(ctx.diagnosis.subject)
-    except InvalidSpecifier:
-        spec = SpecifierSet()
-    for version in ctx.available_pythons:
-        if version != ctx.python and spec.contains(f"{version}.0", prereleases=True):
-            return Repair(kind="switch_python", python=version,
-                          reason=f"the project needs Python {spec or 'another version'}; {version} fits")
-    return None
+    """The version nearest the current one that the installer's complaint allows (interpreter.py)."""
+    tried = [t.python for t in ctx.tried if t.kind == "switch_python" and t.python]
+    version = switch_target(ctx.diagnosis.subject, ctx.python, ctx.available_pythons, tried)
+    if version is None:
+        return None
+    return Repair(kind="switch_python", python=version,
+                  reason=f"the project needs Python {ctx.diagnosis.subject or 'another version'}; {version} "
+                         f"is the nearest to {ctx.python} that fits")
 
 
 def _no_distribution(ctx: RepairContext) -> Repair | None:
@@ -160,19 +167,18 @@ def _service_skipped(ctx: RepairContext, kind: ServiceKind) -> bool:
 def _run_service(ctx: RepairContext, kind: ServiceKind) -> Repair | None:
     """Install the service (once); then make the test command start it (once); None when both are done."""
     command = ctx.plan.test_command or ""
-    pytest = ctx.plan.test_runner == "pytest"
     if not _service_steps(ctx, kind):
         step = service_step([kind], {}, f"the tests connect to {kind.name} on this machine: run it here from "
                             f"Debian ({' '.join(kind.packages)})", [Evidence(file="<output>",
-                                                                              text=ctx.diagnosis.evidence)],
-                            plugin=pytest)
+                                                                              text=ctx.diagnosis.evidence)])
         return Repair(kind="insert_before", step=step,
                       reason=f"{ctx.diagnosis.describe()} -> run {kind.name} in the environment")
-    if _service_skipped(ctx, kind) or START in command or PYTEST_PLUGIN in command or not pytest:
+    # PYTEST_PLUGIN: test commands recorded before the repair could replace them started the services that way.
+    if _service_skipped(ctx, kind) or not command or START in command or PYTEST_PLUGIN in command:
         return None
-    # The loop can append to the test command but not prefix it: a plugin runs the start script instead.
-    return Repair(kind="test_args", args=f"-p {PYTEST_PLUGIN}",
-                  reason=f"start {kind.name} before the tests (pytest plugin {PYTEST_PLUGIN} runs {START})")
+    # The form the proposal gives a test command when CI shows the service up front, whatever the runner.
+    return Repair(kind="test_command", test_command=with_services(command),
+                  reason=f"start {kind.name} before the tests: the test command runs {START} first")
 
 
 def _needs_network(ctx: RepairContext) -> Repair | None:
@@ -196,9 +202,20 @@ def _use_pip(ctx: RepairContext) -> Repair | None:
     command = ctx.failing.command
     if "uv pip install" not in command:
         return None
-    return Repair(kind="replace", reason=f"uv cannot parse {ctx.diagnosis.subject}; pip can",
-                  step=ctx.failing.model_copy(update={"command": command.replace("uv pip install",
-                                                                                 "python -m pip install")}))
+    return Repair(kind="replace", reason=f"uv cannot parse {ctx.diagnosis.subject}; pip can (under the same cutoff)",
+                  step=ctx.failing.model_copy(update={"command": pip_under_cutoff(command)}))
+
+
+PIP_UNDER_CUTOFF = f"python -m pip install ${{{CUTOFF_ENV}:+--uploaded-prior-to=${CUTOFF_ENV}}}"
+"""pip with the time machine's cutoff when one is in force: resolved as of the same date as uv's installs."""
+
+
+def pip_under_cutoff(command: str) -> str:
+    """`command` with pip in place of uv: first a pip that knows `--uploaded-prior-to` (pip, as build tooling,
+    takes today's release), then pip's installs as of UV_EXCLUDE_NEWER, read when the step runs (so a cutoff a
+    repair moved is followed, and the replay Dockerfile records the same command)."""
+    upgrade = f"uv pip install -q --exclude-newer-package pip=false '{PIP_WITH_CUTOFF}'"
+    return f"{upgrade} && " + command.replace("uv pip install", PIP_UNDER_CUTOFF)
 
 
 def _warnings_as_errors(ctx: RepairContext) -> Repair | None:

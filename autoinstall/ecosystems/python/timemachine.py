@@ -24,6 +24,10 @@ BUILD_TOOLS = ("setuptools", "wheel", "pip", "uv", "hatchling", "hatch-vcs", "ha
 """Exempt from the cutoff: today's installer asks today's build interface of them (`build_editable`, ...).
 `packaging`, `pyproject-metadata`, `trove-classifiers`, `vcs-versioning`: what today's backends require."""
 CUTOFF_ENV = "UV_EXCLUDE_NEWER"
+PIP_CUTOFF_ENV = "PIP_UPLOADED_PRIOR_TO"
+"""The same cutoff for a plain `pip install` (a fallback, a chat model's step, a project script): pip reads it
+from 26.0 on (`--uploaded-prior-to`); older pip ignores it, so the exemption step brings pip to that."""
+PIP_WITH_CUTOFF = "pip>=26.0"
 LATEST_ENV = "AUTOINSTALL_LATEST_PACKAGES"
 """Space-separated distributions that take today's releases whatever the cutoff."""
 CHOICE_ENV = "AUTOINSTALL_DEPENDENCIES"
@@ -52,17 +56,20 @@ def as_of(date: str | None) -> dict[str, str]:
     stamp, choice = cutoff(date)
     if stamp is None:
         return {CHOICE_ENV: choice}
-    return {CUTOFF_ENV: stamp, LATEST_ENV: " ".join(BUILD_TOOLS), CHOICE_ENV: choice}
+    return {CUTOFF_ENV: stamp, PIP_CUTOFF_ENV: stamp, LATEST_ENV: " ".join(BUILD_TOOLS), CHOICE_ENV: choice}
 
 
 def exemption_step(evidence: Evidence) -> Step:
     """Write LATEST_ENV's packages into uv's system configuration as exempt from the cutoff (a no-op list
     when the build resolves with latest releases)."""
     command = (f"mkdir -p {UV_SYSTEM_CONFIG.rsplit('/', 1)[0]} && echo '[exclude-newer-package]' > {UV_SYSTEM_CONFIG}"
-               f" && for p in ${LATEST_ENV}; do echo \"$p = false\" >> {UV_SYSTEM_CONFIG}; done")
+               f" && for p in ${LATEST_ENV}; do echo \"$p = false\" >> {UV_SYSTEM_CONFIG}; done"
+               f" && if [ -n \"${CUTOFF_ENV}\" ] && python -m pip --version >/dev/null 2>&1; then"
+               f" uv pip install -q --exclude-newer-package pip=false '{PIP_WITH_CUTOFF}'; fi")
     return Step(command=command, kind="python", evidence=[evidence],
                 why=f"dependencies resolve as of the commit date ({CUTOFF_ENV}) but build tooling, listed in "
-                    f"{LATEST_ENV}, takes today's releases: uv reads these exemptions from {UV_SYSTEM_CONFIG}")
+                    f"{LATEST_ENV}, takes today's releases: uv reads these exemptions from {UV_SYSTEM_CONFIG}; "
+                    f"pip becomes {PIP_WITH_CUTOFF}, which honours the cutoff too ({PIP_CUTOFF_ENV})")
 
 
 SITE = r"(?:site|dist)-packages/(?P<mod>[A-Za-z_]\w*)"
@@ -101,6 +108,7 @@ def drift_repair(env: dict[str, str], subject: str, evidence: str, tried: list[R
     if any(CUTOFF_ENV in r.env for r in tried):
         return None
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Repair(kind="set_env", env={CUTOFF_ENV: now, CHOICE_ENV: f"latest releases (as of {now}): as of the "
-                                       f"commit date {env[CUTOFF_ENV]} a dependency failed ({evidence[:120]})"},
+    choice = f"latest releases (as of {now}): as of the commit date {env[CUTOFF_ENV]} a dependency failed " \
+             f"({evidence[:120]})"
+    return Repair(kind="set_env", env={CUTOFF_ENV: now, PIP_CUTOFF_ENV: now, CHOICE_ENV: choice},
                   reason=f"dependencies as of {env[CUTOFF_ENV]} still fail inside a dependency: latest releases")

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from autoinstall.ecosystems.base import Facts, RepairContext
 from autoinstall.ecosystems.detect import get_ecosystem
+from envs.baseimage import buildable_pythons
 from envs.spec import Plan, Repair
 
 
@@ -19,8 +20,9 @@ class EmbeddedModelConfig(BaseModel):
     """Settings of the embedded model."""
 
     model_config = ConfigDict(extra="forbid")
-    pythons: tuple[str, ...] = ("3.11", "3.13", "3.9")
-    """Interpreters the sandboxes can provide, in order of preference."""
+    pythons: tuple[str, ...] = Field(default_factory=lambda: tuple(buildable_pythons()))
+    """Interpreters the sandboxes can provide, in order of preference (default: all base images can be built
+    for here, envs/baseimage.py `buildable_pythons`)."""
 
 
 class EmbeddedModel:

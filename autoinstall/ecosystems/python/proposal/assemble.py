@@ -9,10 +9,12 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from autoinstall.ecosystems.python.proposal.compiled import header_packages
 from autoinstall.ecosystems.python.proposal.deps import TOOLS, Selection, declared_names, select
+from autoinstall.ecosystems.python.proposal.interpreter import choose_python
 from autoinstall.ecosystems.python.proposal.locked import choose_lock, constrained, lock_step
 from autoinstall.ecosystems.python.proposal.services import plan_services
-from autoinstall.ecosystems.python.proposal.system import choose_python, system_step
+from autoinstall.ecosystems.python.proposal.system import system_step
 from autoinstall.ecosystems.python.proposal.testcmd import checks, choose_tests
 from autoinstall.ecosystems.python.pypi_names import distribution_for, normalize, requirement_name
 from autoinstall.ecosystems.python.survey.facts import RepoFacts, Requirement
@@ -144,7 +146,8 @@ def _manifest_steps(facts: RepoFacts, sel: Selection) -> tuple[list[Step], bool]
 
 def propose_plan(facts: RepoFacts, repo: Path, pythons: tuple[str, ...] = ("3.11", "3.13")) -> Plan:
     """The embedded model's plan for the repository the facts describe."""
-    python, notes = choose_python(facts, pythons)
+    choice = choose_python(facts, repo, pythons)
+    python, notes = choice.python, choice.notes
     sel = select(facts)
     tests = choose_tests(facts, repo)
     notes += tests.notes
@@ -201,8 +204,9 @@ def propose_plan(facts: RepoFacts, repo: Path, pythons: tuple[str, ...] = ("3.11
         + [r for f in facts.requirements_files if f.path in sel.requirement_files for r in f.requirements]
     )
     steps, lock_notes = _locked_and_dated(facts, python, steps)
-    steps[:0] = [s for s in (system_step(facts, all_specs), services.step) if s]
-    notes += services.notes + lock_notes + _context_notes(facts)
+    headers, header_notes = header_packages(facts, repo)
+    steps[:0] = [s for s in (system_step(facts, all_specs, headers), services.step) if s]
+    notes += services.notes + lock_notes + header_notes + _context_notes(facts)
     if not steps:
         notes.append("nothing to install: no build files, requirements or third-party imports")
     return Plan(

@@ -19,11 +19,9 @@ class ServicePlan:
     notes: list[str] = field(default_factory=list)
 
 
-def service_step(kinds: list[ServiceKind], env: dict[str, str], why: str, evidence: list[Evidence], *,
-                 plugin: bool = False) -> Step:
+def service_step(kinds: list[ServiceKind], env: dict[str, str], why: str, evidence: list[Evidence]) -> Step:
     """The install step for `kinds` (Debian packages, the start script, provisioning)."""
-    return Step(command=install_command(kinds, env, plugin=plugin), why=why, kind="system", evidence=evidence,
-                timeout_s=900)
+    return Step(command=install_command(kinds, env), why=why, kind="system", evidence=evidence, timeout_s=900)
 
 
 def plan_services(facts: RepoFacts) -> ServicePlan:

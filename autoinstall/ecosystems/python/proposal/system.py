@@ -1,18 +1,14 @@
-"""The interpreter and the Debian packages a plan asks for."""
+"""The Debian packages a plan asks for (the interpreter: interpreter.py)."""
 
 from __future__ import annotations
 
 import re
-
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from autoinstall.ecosystems.debian_names import APT
 from autoinstall.ecosystems.python.pypi_names import requirement_name
 from autoinstall.ecosystems.python.survey.facts import RepoFacts, Requirement
 from envs.spec import Evidence, Step
 
-PYTHONS = {"3.11": "3.11.2", "3.13": "3.13.5", "3.9": "3.9.2"}
-"""The interpreters these machines can bootstrap (Debian bookworm, trixie, bullseye) and their patch versions."""
 ALREADY_THERE = {
     "build-essential",
     "gcc",
@@ -61,31 +57,6 @@ LIBRARIES = {
 """Distributions that build against (or load) a system library, and the Debian packages that provide it."""
 
 
-def choose_python(facts: RepoFacts, pythons: tuple[str, ...] = tuple(PYTHONS)) -> tuple[str, list[str]]:
-    """The first interpreter requires-python allows (3.11, then 3.13, then 3.9) and notes when the choice is
-    forced."""
-    spec_text = facts.requires_python
-    if not spec_text:
-        return pythons[0], []
-    try:
-        spec = SpecifierSet(re.sub(r"(?<=\d)\s+(?=[<>=!~])", ",", spec_text.strip().rstrip(",")))
-    except InvalidSpecifier:
-        return pythons[0], [f"requires-python {spec_text!r} is not a valid specifier; using {pythons[0]}"]
-    fits = [v for v in pythons if spec.contains(PYTHONS.get(v, f"{v}.0"), prereleases=True)]
-    if not fits:
-        note = (
-            f"requires-python {spec_text!r} excludes {', '.join(pythons)} (the interpreters "
-            f"these machines can bootstrap); trying {pythons[0]}"
-        )
-        return pythons[0], [note]
-    notes = (
-        []
-        if fits[0] == pythons[0]
-        else [f"requires-python {spec_text!r} excludes {pythons[0]}; using {fits[0]}"]
-    )
-    return fits[0], notes
-
-
 def _library_packages(specs: list[Requirement]) -> dict[str, Evidence]:
     found: dict[str, Evidence] = {}
     for req in specs:
@@ -95,8 +66,10 @@ def _library_packages(specs: list[Requirement]) -> dict[str, Evidence]:
     return found
 
 
-def system_step(facts: RepoFacts, specs: list[Requirement]) -> Step | None:
-    """One apt-get step for packages CI or the docs install, and libraries that known dependencies need."""
+def system_step(facts: RepoFacts, specs: list[Requirement],
+                headers: dict[str, Evidence] | None = None) -> Step | None:
+    """One apt-get step for packages CI or the docs install, libraries that known dependencies need, and
+    `headers`: the packages an optionally built extension compiles against (proposal/compiled.py)."""
     packages: dict[str, Evidence] = {}
     project = re.sub(r"[_.]", "-", (facts.project_name or "").lower())
     own = {f"python3-{project}", f"python-{project}", project}  # Debian's build of the project itself
@@ -107,6 +80,9 @@ def system_step(facts: RepoFacts, specs: list[Requirement]) -> Step | None:
     named_by_repo = len(packages)
     for package, evidence in _library_packages(specs).items():
         packages.setdefault(package, evidence)
+    from_headers = [p for p in (headers or {}) if p not in packages and p not in ALREADY_THERE]
+    for package in from_headers:
+        packages[package] = (headers or {})[package]
     if not packages:
         return None
     names = sorted(packages)[:20]
@@ -115,7 +91,11 @@ def system_step(facts: RepoFacts, specs: list[Requirement]) -> Step | None:
         if named_by_repo
         else "system libraries that these Python dependencies build against or load"
     )
-    if named_by_repo and len(packages) > named_by_repo:
+    if named_by_repo and len(packages) > named_by_repo + len(from_headers):
         why += ", and libraries its dependencies need"
+    if from_headers:
+        why = "" if len(from_headers) == len(packages) else why + "; "
+        why += (f"{', '.join(from_headers)} for the headers its optionally built extensions include (without "
+                "them the build would leave those extensions out silently)")
     evidence = list({(e.file, e.line): e for e in packages.values()}.values())[:8]
     return Step(command=f"{APT} {' '.join(names)}", why=why, kind="system", evidence=evidence, timeout_s=600)

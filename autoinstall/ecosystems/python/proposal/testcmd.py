@@ -207,24 +207,33 @@ def _default_args(facts: RepoFacts, repo: Path) -> list[str]:
     return sorted({d.split("/")[0] for d in dirs} if len(dirs) > 3 else dirs)
 
 
-def _junit_back(facts: RepoFacts) -> list[str]:
-    """`-o addopts=...` without `-p no:junitxml`, when the project's addopts turn off the JUnit report that
-    per-test results are read from (the rest of its addopts kept as they are)."""
-    if facts.pytest is None or "junitxml" not in facts.pytest.addopts:
-        return []
+STOPS_EARLY = re.compile(r"-x|--exitfirst|--sw|--stepwise|--sw-skip|--stepwise-skip|--maxfail(=\d+)?|-pno:junitxml")
+"""addopts the verifier cannot run with: they stop the run at the first failure (so later tests never report),
+or (`-p no:junitxml`) turn off the JUnit report that per-test results are read from."""
+
+
+def _addopts_back(facts: RepoFacts) -> tuple[list[str], list[str]]:
+    """`-o addopts=...` without what STOPS_EARLY names (the rest of the project's addopts kept as they are),
+    and the options it leaves out; nothing when the addopts have none of them."""
+    if facts.pytest is None or not facts.pytest.addopts:
+        return [], []
     try:
         words = shlex.split(facts.pytest.addopts)
     except ValueError:
-        return []
-    kept, i = [], 0
+        return [], []
+    kept, dropped, i = [], [], 0
     while i < len(words):
-        if words[i] == "-p" and words[i + 1:i + 2] == ["no:junitxml"]:
+        word = words[i]
+        if word == "-p" and words[i + 1:i + 2] == ["no:junitxml"] or word == "--maxfail" and i + 1 < len(words):
+            dropped.append(f"{word} {words[i + 1]}")
             i += 2
             continue
-        if words[i] != "-pno:junitxml":
-            kept.append(words[i])
+        if STOPS_EARLY.fullmatch(word):
+            dropped.append(word)
+        else:
+            kept.append(word)
         i += 1
-    return ["-o", "addopts=" + shlex.join(kept)] if len(kept) < len(words) else []
+    return (["-o", "addopts=" + shlex.join(kept)], dropped) if dropped else ([], [])
 
 
 def choose_tests(facts: RepoFacts, repo: Path) -> TestPlan:
@@ -273,27 +282,34 @@ def choose_tests(facts: RepoFacts, repo: Path) -> TestPlan:
         plan.args += _default_args(facts, repo)
     if facts.tests.file_pattern != "test_*.py" and not any("python_files" in a for a in plan.args):
         plan.args += ["-o", "python_files=test*.py *_test.py"]
-    if junit := _junit_back(facts):
-        plan.args += junit
-        plan.notes.append(f"{facts.pytest.file if facts.pytest else 'the'} addopts turn off pytest's JUnit report "
-                          "(-p no:junitxml), which per-test results are read from: the test command overrides "
-                          "addopts without it")
+    override, dropped = _addopts_back(facts)
+    if override:
+        plan.args += override
+        plan.notes.append(f"{facts.pytest.file if facts.pytest else 'the'} addopts have {', '.join(dropped)}, "
+                          "which stop the run at the first failure or turn off pytest's JUnit report (-p no:junitxml) "
+                          "that per-test results are read from: the test command overrides addopts without them")
     plan.command = " ".join(["python", "-m", "pytest", *(shlex.quote(a) for a in plan.args)])
     return plan
 
 
+def import_checks(packages: list[str]) -> list[Check]:
+    """Import checks of the project's first packages; only a public one (no leading underscore) is ever
+    required. A private package is often the shim of an optional compiled extension (`_speedups/__init__.py`
+    that raises ImportError when the extension was not built): its check only records whether it was built."""
+    public = [p for p in packages if not p.startswith("_")]
+    private = [p for p in packages if p.startswith("_")]
+    found = [Check(name=f"import {pkg}", kind="import", command=f"python -c 'import {pkg}'",
+                   why=f"the project's package {pkg} imports", required=i == 0)
+             for i, pkg in enumerate(public[:3])]
+    return found + [Check(name=f"import {pkg}", kind="import", command=f"python -c 'import {pkg}'", required=False,
+                          why=f"{pkg} is private (often an optional compiled extension's shim): whether it imports "
+                              "is recorded, it fails nothing")
+                    for pkg in private[:max(0, 3 - len(found))]]
+
+
 def checks(facts: RepoFacts, tests: TestPlan) -> list[Check]:
     """Imports of the project's packages, test collection, the tests, and console scripts' --help."""
-    found = [
-        Check(
-            name=f"import {pkg}",
-            kind="import",
-            command=f"python -c 'import {pkg}'",
-            why=f"the project's package {pkg} imports",
-            required=i == 0,
-        )
-        for i, pkg in enumerate(facts.packages[:3])
-    ]
+    found = import_checks(facts.packages)
     if tests.runner == "pytest":
         collect = " ".join(
             ["python", "-m", "pytest", "--collect-only", "-q", *(shlex.quote(a) for a in tests.args)]
