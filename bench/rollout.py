@@ -6,9 +6,11 @@
 (a) every environment's thread runs a mixed tool load (read_file of a source file, search in it, edit_file,
 terminal `ls | head -5`) with a
 --think-ms pause after each call: tool latency p50/p99; (b) the same load back to back: calls/s;
-(c) resets timed while the other environments run (a), the old container's removal included (the
-resetting environments prestart their next episode, as a trainer's would, during --episode-s episodes); (d) fork
-time (`Environment.fork()`: commit + a new container + its tool server); (e) memory per environment: its
+(c) resets timed while the other environments run (a), during --episode-s episodes: --resetters environments reset
+in place (`in_place=True`: processes killed, changed files copied back) and as many again, the baseline, swap to
+a prestarted container, the old one's removal included; (d) fork time (`Environment.fork()`: the files the
+episode changed copied into the prestarted container), alternating with the baseline `fork(copy=False)` (commit
++ a new container + its tool server); (e) memory per environment: its
 container's cgroup (RSS and page cache), its containerd shim, and this process's growth, and the CPU
 idle containers burn (container processes by cgroup RSS, shims by PSS). Prints a table, then (last line) one JSON object. Every container it starts is
 removed at the end, even on failure.
@@ -116,6 +118,7 @@ class Load:
     def __init__(self, env: Environment, path: str) -> None:
         self.env, self.path, self.k = env, path, 0
         self.latencies: list[float] = []
+        self.by_tool: dict[str, list[float]] = {}
         self.errors: list[str] = []
 
     def prepare(self) -> None:
@@ -132,7 +135,9 @@ class Load:
         name, args = calls[k % 4]
         start = time.perf_counter()
         obs = self.env.step(name, args)
-        self.latencies.append((time.perf_counter() - start) * 1000)
+        ms = (time.perf_counter() - start) * 1000
+        self.latencies.append(ms)
+        self.by_tool.setdefault(name, []).append(ms)
         if obs.is_error:
             self.errors.append(f"{name}: {obs.output[:200]}")
 
@@ -147,7 +152,7 @@ class Load:
 def _drive(loads: list[Load], seconds: float, think_s: float) -> tuple[list[float], float]:
     """Run every load in its own thread; (latencies in ms, elapsed s)."""
     for load in loads:
-        load.latencies = []
+        load.latencies, load.by_tool = [], {}
     threads = [threading.Thread(target=lo.run, args=(seconds, think_s)) for lo in loads]
     start = time.perf_counter()
     for t in threads:
@@ -161,30 +166,33 @@ def _drive(loads: list[Load], seconds: float, think_s: float) -> tuple[list[floa
 
 
 def _resets_under_load(loads: list[Load], resetters: int, samples: int, think_s: float,
-                       episode_s: float) -> list[float]:
-    """Seconds per reset (the old container's removal included) of `resetters` environments (prestarted), each
-    in a loop of `episode_s` episodes of paced calls, while the others run the paced load."""
-    busy, resetting = loads[resetters:], loads[:resetters]
+                       episode_s: float) -> tuple[list[float], list[float]]:
+    """Seconds per reset of the first `resetters` environments (in place) and of the next `resetters` (the
+    baseline: prestarted, the old container's removal included), each in a loop of `episode_s` episodes of
+    paced calls, while the others run the paced load; `samples` resets of each kind."""
+    busy, resetting = loads[2 * resetters:], loads[:2 * resetters]
     stop = threading.Event()
-    timings: list[float] = []
+    timings: tuple[list[float], list[float]] = ([], [])
     lock = threading.Lock()
 
-    def reset_loop(load: Load) -> None:
+    def reset_loop(load: Load, mine: list[float]) -> None:
         while True:
             with lock:
-                if len(timings) >= samples:
+                if len(mine) >= samples:
                     return
             start = time.perf_counter()
-            load.env.reset()
+            info = load.env.reset()
             load.env.wait_removed()
             elapsed = time.perf_counter() - start
+            assert info["in_place"] == load.env.in_place, info  # in place, or (baseline) a fresh container
             load.prepare()
             with lock:
-                timings.append(elapsed)
-            load.run(episode_s, think_s)  # an episode: the next one's container starts meanwhile
+                mine.append(elapsed)
+            load.run(episode_s, think_s)  # an episode: the baseline's next container starts meanwhile
 
     workers = [threading.Thread(target=lo.run, args=(3600, think_s, stop)) for lo in busy]
-    workers += [threading.Thread(target=reset_loop, args=(lo,)) for lo in resetting]
+    workers += [threading.Thread(target=reset_loop, args=(lo, timings[i >= resetters]))
+                for i, lo in enumerate(resetting)]
     for t in workers:
         t.start()
     for t in workers[len(busy):]:
@@ -195,14 +203,16 @@ def _resets_under_load(loads: list[Load], resetters: int, samples: int, think_s:
     return timings
 
 
-def _forks(env: Environment, n: int) -> list[float]:
-    out = []
+def _forks(env: Environment, n: int) -> tuple[list[float], list[float]]:
+    """Seconds per fork by copy and (baseline) by commit, alternating, `n` of each."""
+    out: tuple[list[float], list[float]] = ([], [])
     for _ in range(n):
-        start = time.perf_counter()
-        child = env.fork()
-        out.append(time.perf_counter() - start)
-        assert not child.step("read_file", {"path": SCRATCH}).is_error
-        child.close()
+        for copy, times in ((True, out[0]), (False, out[1])):
+            start = time.perf_counter()
+            child = env.fork(copy=copy)
+            times.append(time.perf_counter() - start)
+            assert child.step("read_file", {"path": SCRATCH}).output.endswith(("value = 0\n", "value = 1\n"))
+            child.close()
     return out
 
 
@@ -229,7 +239,8 @@ def main() -> None:
     parser.add_argument("--busy-seconds", type=float, default=10.0, help="seconds of back-to-back load (b)")
     parser.add_argument("--think-ms", type=float, default=100.0, help="pause after each call in (a) and (c)")
     parser.add_argument("--reset-samples", type=int, default=200, help="resets timed in (c)")
-    parser.add_argument("--resetters", type=int, default=4, help="environments resetting in a loop in (c)")
+    parser.add_argument("--resetters", type=int, default=4, help="environments resetting in a loop in (c), in "
+                        "place (and as many again for the baseline)")
     parser.add_argument("--episode-s", type=float, default=2.0, help="episode length between resets in (c)")
     parser.add_argument("--forks", type=int, default=10, help="forks timed in (d)")
     a = parser.parse_args()
@@ -237,7 +248,8 @@ def main() -> None:
     think = a.think_ms / 1000
     load_start = os.getloadavg()[0]
     rss_before = _rss_mib()
-    envs = [Environment(spec, labels=LABELS, prestart=i < a.resetters) for i in range(a.envs)]
+    envs = [Environment(spec, labels=LABELS, in_place=i < a.resetters,
+                        prestart=a.resetters <= i < 2 * a.resetters or i == a.envs - 1) for i in range(a.envs)]
     try:
         start = time.perf_counter()
         with ThreadPoolExecutor(START_WORKERS) as pool:
@@ -249,9 +261,11 @@ def main() -> None:
             lo.prepare()
         memory = _memory(envs, rss_before)
         paced, _ = _drive(loads, a.seconds, think)
+        paced_by_tool = {name: [ms for lo in loads for ms in lo.by_tool.get(name, [])]
+                         for name in ("read_file", "search", "edit_file", "terminal")}
         busy, busy_s = _drive(loads, a.busy_seconds, 0.0)
-        resets = _resets_under_load(loads, a.resetters, a.reset_samples, think, a.episode_s)
-        forks = _forks(envs[-1], a.forks)
+        resets, swaps = _resets_under_load(loads, a.resetters, a.reset_samples, think, a.episode_s)
+        forks, commits = _forks(envs[-1], a.forks)
     finally:
         with ThreadPoolExecutor(START_WORKERS) as pool:
             list(pool.map(lambda e: e.close(), envs))
@@ -262,9 +276,11 @@ def main() -> None:
           f"p99 {_pct(paced, 0.99):.2f} ms, max {max(paced):.1f} ms")
     print(f"(b) back to back, {len(busy)} calls: {calls_per_s:,.0f} calls/s, p50 {_pct(busy, 0.5):.2f} ms, "
           f"p99 {_pct(busy, 0.99):.2f} ms")
-    print(f"(c) {len(resets)} resets ({a.resetters} resetting, {a.envs - a.resetters} under paced load), "
-          f"teardown included: p50 {_pct(resets, 0.5):.3f} s, p99 {_pct(resets, 0.99):.3f} s")
-    print(f"(d) fork: p50 {statistics.median(forks):.3f} s, max {max(forks):.3f} s over {len(forks)}")
+    print(f"(c) {len(resets)} resets in place ({a.resetters} resetting, {a.envs - 2 * a.resetters} under paced "
+          f"load): p50 {_pct(resets, 0.5):.3f} s, p99 {_pct(resets, 0.99):.3f} s; baseline, {len(swaps)} swaps to "
+          f"a prestarted container, teardown included: p50 {_pct(swaps, 0.5):.3f} s, p99 {_pct(swaps, 0.99):.3f} s")
+    print(f"(d) fork by copy: p50 {statistics.median(forks):.3f} s, max {max(forks):.3f} s over {len(forks)}; "
+          f"baseline by commit: p50 {statistics.median(commits):.3f} s, max {max(commits):.3f} s")
     print("(e) per environment: container rss {container_rss_mib:.1f} MiB (+ page cache {container_cache_mib:.1f}), "
           "shim {shim_mib:.1f} MiB, host {host_mib:.2f} MiB -> {mib_per_env:.1f} MiB; idle CPU "
           "{idle_cpu_ms_per_s:.2f} ms/s (engine, all containers: {engine_idle_ms_per_s:.1f} ms/s)".format(**memory))
@@ -273,11 +289,14 @@ def main() -> None:
     out: dict[str, Any] = {
         "env": name, "envs": a.envs, "think_ms": a.think_ms, "startup_s": round(startup_s, 1),
         "tool_p50_ms_64_think": round(_pct(paced, 0.5), 2), "tool_p99_ms_64_think": round(_pct(paced, 0.99), 2),
+        "tool_p99_ms_64_think_by_tool": {k: round(_pct(v, 0.99), 2) for k, v in paced_by_tool.items()},
         "calls_per_s_64": round(calls_per_s), "busy_p99_ms_64": round(_pct(busy, 0.99), 2),
         "reset_p50_under_load_s": round(_pct(resets, 0.5), 3), "reset_p99_under_load_s": round(_pct(resets, 0.99), 3),
-        "reset_samples": len(resets), "resetters": a.resetters, "reset_prestarted": True,
-        "episode_s": a.episode_s,
+        "reset_samples": len(resets), "resetters": a.resetters, "reset_in_place": True,
+        "reset_swap_p50_under_load_s": round(_pct(swaps, 0.5), 3),
+        "reset_swap_p99_under_load_s": round(_pct(swaps, 0.99), 3), "episode_s": a.episode_s,
         "fork_s": round(statistics.median(forks), 3), "fork_max_s": round(max(forks), 3),
+        "fork_commit_s": round(statistics.median(commits), 3), "fork_commit_max_s": round(max(commits), 3),
         "mib_per_env": round(memory["mib_per_env"], 1), "container_rss_mib": round(memory["container_rss_mib"], 1),
         "shim_mib": round(memory["shim_mib"], 1), "host_mib_per_env": round(memory["host_mib"], 2),
         "idle_cpu_ms_per_s_per_env": round(memory["idle_cpu_ms_per_s"], 3),

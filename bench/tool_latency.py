@@ -1,5 +1,7 @@
 """Tool-call latency on a verified dev-set environment: the tool server over the direct channel's Unix
-socket and over the exec stream, against `docker exec` (the CLI) and the Docker SDK's exec, same run.
+socket (as the runtime calls it, envs/runtime/fastcall.py, and through tools' ToolSession, whose reader thread
+hands answers over) and over the exec stream, against `docker exec` (the CLI) and the Docker SDK's exec, same
+run. The two socket paths are measured in alternating rounds, so that the machine's load hits both alike.
 
     uv run python bench/tool_latency.py [--env CATALOG_ID] [--calls 500] [--warmup 50] [--starts 10]
 
@@ -25,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.devset import dev_spec, find_file_command  # noqa: E402
 from envs.docker import DockerSandbox  # noqa: E402
+from envs.runtime.fastcall import DirectSession  # noqa: E402
 from tools import ToolSession, call_tool  # noqa: E402
 
 CALLERS = 32
@@ -39,6 +42,17 @@ def _timed(fn: Callable[[], object], n: int, warmup: int) -> list[float]:
         start = time.perf_counter()
         fn()
         out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def _alternating(fns: dict[str, Callable[[], object]], n: int, warmup: int, rounds: int = 10) -> dict[str, list[float]]:
+    """`n` timed calls of each function, in `rounds` alternating rounds (after `warmup` calls of each)."""
+    out: dict[str, list[float]] = {k: [] for k in fns}
+    for k, fn in fns.items():
+        _timed(fn, 0, warmup)
+    for r in range(rounds):
+        for k, fn in fns.items():
+            out[k] += _timed(fn, n // rounds + (r < n % rounds), 0)
     return out
 
 
@@ -104,14 +118,17 @@ def main() -> None:
               "labels": LABELS, "channel": True}
     rows: dict[str, list[float]] = {}
     load_before = os.getloadavg()
-    with DockerSandbox(**kwargs) as sb, ToolSession(sb) as fast, ToolSession(sb, direct=False) as slow:  # type: ignore[arg-type]
-        assert fast.transport == "socket" and slow.transport == "stream"
+    with DockerSandbox(**kwargs) as sb, ToolSession(sb) as via_reader, DirectSession(sb) as fast, \
+            ToolSession(sb, direct=False) as slow:  # type: ignore[arg-type]
+        assert fast.transport == via_reader.transport == "socket" and slow.transport == "stream"
         path = call_tool(fast, "terminal", {"command": find_file_command()}).output.splitlines()[0].strip()
         assert path and not path.startswith("["), f"no source file of 4-40 kB in {name}'s workspace"
         cid = sb.container_id or ""
         container = docker.from_env().containers.get(cid)
         read_args = {"path": path}
-        rows["read_file (socket)"] = _timed(_checked(fast, "read_file", read_args), a.calls, a.warmup)
+        rows |= _alternating({"read_file (socket)": _checked(fast, "read_file", read_args),
+                              "read_file (socket, ToolSession)": _checked(via_reader, "read_file", read_args)},
+                             a.calls, a.warmup)
         rows["read_file (stream)"] = _timed(_checked(slow, "read_file", read_args), a.calls, a.warmup)
         rows["cat (docker exec CLI)"] = _timed(_exec_ok(lambda: (lambda p: (p.returncode, p.stderr))(
             subprocess.run(["docker", "exec", "-w", spec.workdir, cid, "cat", path], capture_output=True))),
@@ -123,6 +140,7 @@ def main() -> None:
                                          a.calls, a.warmup)
         rows["terminal true (socket)"] = _timed(_checked(fast, "terminal", {"command": "true"}), a.calls, a.warmup)
         rate = _throughput(fast, path, max(a.calls // 10, 20))
+        rate_via_reader = _throughput(via_reader, path, max(a.calls // 10, 20))
     first = _first_call(kwargs, a.starts)
     load_after = os.getloadavg()
 
@@ -130,7 +148,8 @@ def main() -> None:
     print(f"{'operation':<28}{'p50 ms':>10}{'p99 ms':>10}{'n':>6}")
     for label, ms in rows.items():
         print(f"{label:<28}{_pct(ms, 0.5):>10.3f}{_pct(ms, 0.99):>10.3f}{len(ms):>6}")
-    print(f"{CALLERS} concurrent callers over the socket: {rate:,.0f} read_file calls/s")
+    print(f"{CALLERS} concurrent callers over the socket: {rate:,.0f} read_file calls/s "
+          f"(through ToolSession: {rate_via_reader:,.0f})")
     print(f"image -> first tool call: p50 {statistics.median(first):.3f} s, max {max(first):.3f} s")
     print(f"load average (1 min) before/after: {load_before[0]:.1f} / {load_after[0]:.1f} on {os.cpu_count()} cores")
     read_p50 = _pct(rows["read_file (socket)"], 0.5)
@@ -140,11 +159,14 @@ def main() -> None:
         "env": name, "file": path, "samples": a.calls, "warmup": a.warmup,
         "read_file_p50_ms": round(read_p50, 3), "read_file_p99_ms": round(_pct(rows["read_file (socket)"], 0.99), 3),
         "read_file_stream_p50_ms": round(_pct(rows["read_file (stream)"], 0.5), 3),
+        "read_file_toolsession_p50_ms": round(_pct(rows["read_file (socket, ToolSession)"], 0.5), 3),
+        "read_file_toolsession_p99_ms": round(_pct(rows["read_file (socket, ToolSession)"], 0.99), 3),
         "search_p50_ms": round(_pct(rows["search (socket)"], 0.5), 3),
         "terminal_p50_ms": round(_pct(rows["terminal true (socket)"], 0.5), 3),
         "docker_exec_cli_p50_ms": round(cli_p50, 3), "sdk_exec_p50_ms": round(sdk_p50, 3),
         "speedup_vs_docker_exec_cli": round(cli_p50 / read_p50, 1),
         "speedup_vs_sdk_exec": round(sdk_p50 / read_p50, 1), "calls_per_s_32": round(rate),
+        "calls_per_s_32_toolsession": round(rate_via_reader),
         "first_call_p50_s": round(statistics.median(first), 3),
         "load_avg_1m": [round(load_before[0], 1), round(load_after[0], 1)], "cores": os.cpu_count(),
     }))

@@ -21,6 +21,7 @@ import tempfile
 import time
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 CHANNEL_MOUNT = "/run/autoinstall-tools"
 """Where the channel directory appears inside the container."""
@@ -114,3 +115,24 @@ class ChannelMixin:
             listener.close()
             return None
         return accept_from(listener, self._cid, timeout)
+
+    def host_view(self) -> dict[str, Any] | None:
+        """The container's file system as this host sees it, for copying files in place of the engine
+        (envs/runtime/restore.py): {"upper": its overlay upper dir, "merged": its root, "mounts": what is mounted
+        over it (container paths)}; None when the engine is not a local overlay2 one this process can write."""
+        client = getattr(self, "_client", None)
+        if client is None or not self._cid or os.geteuid() != 0:
+            return None
+        try:
+            info = client.api.inspect_container(self._cid)
+        except Exception:  # any engine failure: the caller takes the engine's way instead
+            return None
+        driver = info.get("GraphDriver") or {}
+        data = driver.get("Data") or {}
+        upper, merged = data.get("UpperDir"), data.get("MergedDir")
+        if driver.get("Name") != "overlay2" or not upper or not merged or not os.path.isdir(merged):
+            return None
+        host = info.get("HostConfig") or {}
+        mounts = [m.get("Destination", "") for m in info.get("Mounts") or []]
+        mounts += list(host.get("Tmpfs") or {}) + [CHANNEL_MOUNT]
+        return {"upper": upper, "merged": merged, "mounts": [m for m in mounts if m]}

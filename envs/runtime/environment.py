@@ -14,7 +14,17 @@ from pydantic import BaseModel
 from envs.base import LABEL
 from envs.docker import DockerSandbox
 from envs.errors import EnvNotStartedError
-from envs.runtime.episode import Episode, end_episode, executor, fork_episode, start_episode
+from envs.runtime.episode import (
+    Episode,
+    copy_episode,
+    end_episode,
+    episode_config,
+    executor,
+    fork_episode,
+    reset_in_place,
+    start_episode,
+)
+from envs.runtime.restore import HostView, Pristine
 from envs.runtime.reward import Reward, run_reward, write_plugin
 from envs.runtime.spec import RuntimeSpec
 from envs.runtime.taskstate import apply_bug, task_reward
@@ -56,6 +66,7 @@ class Environment:
         labels: dict[str, str] | None = None,
         base_url: str | None = None,
         terminal: str = "persistent",
+        in_place: bool = False,
     ) -> None:
         """Args:
             spec: what to start (see RuntimeSpec's constructors).
@@ -67,6 +78,12 @@ class Environment:
             base_url: Docker engine address (default DOCKER_HOST or the local socket).
             terminal: "persistent" (one shell per episode: cd, variables, venvs, background jobs carry
                 over) or "fresh" (a new shell per command).
+            in_place: reset() keeps the container and brings it back to the image's state instead: every
+                process but the tool server is killed, /tmp emptied and the files the episode changed are
+                copied back from a pristine container of the image (one per image and process, shared;
+                envs/runtime/restore.py). Needs a local overlay2 engine and root; else, or when a process
+                cannot be killed, reset() starts a fresh container as without it. Not reset: SysV IPC
+                objects (ipcs) a process left, and directories' link counts and sizes on disk.
 
         Raises:
             UnknownProfileError: the profile does not exist.
@@ -87,6 +104,9 @@ class Environment:
         self._episode = 0
         self._plugin_ready = False
         self._task: Task | None = None
+        self.in_place = in_place
+        self._pristine: Future[HostView | None] | None = None
+        self._view: tuple[str | None, HostView | None] = (None, None)
 
     def tools(self) -> list[dict[str, Any]]:
         """The OpenAI function-calling schemas of the tools, named as in the chosen profile."""
@@ -98,12 +118,14 @@ class Environment:
 
     def reset(self, task: Task | None = None) -> dict[str, Any]:
         """Start a new episode: a fresh container from the image and its tool server. The previous
-        episode's container is removed in the background (close() waits for that). With a task (default
-        spec.task), the episode starts from its bug state and reward() scores its tests (envs/runtime/taskstate.py).
+        episode's container is removed in the background (close() waits for that). With `in_place`, the
+        running container is brought back to the image's state instead (a fresh one when that fails). With a
+        task (default spec.task), the episode starts from its bug state and reward() scores its tests
+        (envs/runtime/taskstate.py).
 
         Returns:
             Info: tools (schemas), profile, workdir, image, container_id, episode, prestarted (the
-            container was started ahead, see `prestart`), reset_s.
+            container was started ahead, see `prestart`), in_place (the container was reset in place), reset_s.
 
         Raises:
             EnvironmentStateError: the environment was closed.
@@ -112,17 +134,24 @@ class Environment:
         start = time.perf_counter()
         with self._lock:
             self._check_open()
-            old = self._take()
-            self._removing = [
-                f for f in self._removing if not f.done() or f.exception()
-            ]  # keep errors for close
-            if old is not None:
-                self._removing.append(executor().submit(end_episode, old))
-            spare = self._take_spare()
-            sandbox, session = spare or self._start_episode()
-            if self.prestart:
-                self._spare = executor().submit(self._start_episode)
-            self._sandbox, self._session, self._plugin_ready = sandbox, session, False
+            if self.in_place and self._pristine is None:
+                self._pristine = executor().submit(Pristine.acquire, episode_config(self.spec, self.labels,
+                                                                                   self.base_url))
+            spare = None
+            restored = self.in_place and self._restore()
+            if not restored:
+                old = self._take()
+                self._removing = [
+                    f for f in self._removing if not f.done() or f.exception()
+                ]  # keep errors for close
+                if old is not None:
+                    self._removing.append(executor().submit(end_episode, old))
+                spare = self._take_spare()
+                self._sandbox, self._session = spare or self._start_episode()
+                if self.prestart:
+                    self._spare = executor().submit(self._start_episode)
+            sandbox, self._plugin_ready = self._sandbox, False
+            assert sandbox is not None
             self._task = task or self.spec.task
             if self._task is not None:
                 apply_bug(sandbox, self._task, self.spec.workdir)
@@ -135,6 +164,7 @@ class Environment:
                 "container_id": sandbox.container_id,
                 "episode": self._episode,
                 "prestarted": spare is not None,
+                "in_place": restored,
                 "reset_s": time.perf_counter() - start,
             }
 
@@ -195,21 +225,37 @@ class Environment:
         for f in removing:
             f.result()
 
-    def fork(self) -> Environment:
-        """A new Environment whose episode starts with this episode's file system state (a `docker commit`
-        of its container, then a container from that image), for branching rollouts and tree search.
-        Running processes (the shell, background jobs) are not carried over; the fork's snapshot image is
-        removed with its container. Its reset() starts fresh episodes from the spec like this one's.
+    def fork(self, *, copy: bool = True) -> Environment:
+        """A new Environment whose episode starts with this episode's file system state, for branching
+        rollouts and tree search: a fresh container of the image (the prestarted one when there is one; each
+        fork starts the next one's in the background) into which the files this episode changed are copied
+        on this host (envs/runtime/restore.py); where that cannot be done, a `docker commit` of this container
+        and a container from that image (removed with it).
+        Running processes (the shell, background jobs) and /tmp are not carried over; files that background
+        jobs write meanwhile may be copied half-written. Its reset() starts episodes from the spec like this
+        one's. `copy=False`: always the commit.
 
         Raises:
             EnvironmentStateError: no episode is running.
-            EnvError: the engine failed to commit or start the container.
+            EnvError: the engine failed to start (or commit) a container.
         """
-        episode = self._running()  # not locked meanwhile: the commit pauses the container, steps just wait
+        episode = self._running()  # not locked meanwhile: steps go on
         child = Environment(self.spec, profile=self.profile.name, call_timeout=self.call_timeout,
-                            labels=self.labels, base_url=self.base_url, terminal=self.terminal)
-        child._sandbox, child._session = fork_episode(episode, self.spec, self.labels, self.base_url,
-                                                      self.call_timeout, self.terminal)
+                            labels=self.labels, base_url=self.base_url, terminal=self.terminal,
+                            in_place=self.in_place)
+        view = self._host_view(episode[0]) if copy else None
+        fresh = None
+        if view is not None:
+            with self._lock:
+                fresh = self._take_spare()
+                if not self._closed:  # the next fork's container (or the next reset's), started meanwhile
+                    self._spare = executor().submit(self._start_episode)
+            fresh = fresh or self._start_episode()
+            if not copy_episode(view, fresh):
+                end_episode(fresh)
+                fresh = None
+        child._sandbox, child._session = fresh or fork_episode(episode, self.spec, self.labels, self.base_url,
+                                                               self.call_timeout, self.terminal)
         child._task, child._episode = self._task, 1
         return child
 
@@ -225,6 +271,7 @@ class Environment:
             try:
                 end_episode(self._take())
                 end_episode(self._take_spare())
+                self._release_pristine()
             finally:
                 removing, self._removing = self._removing, []
                 errors = [e for e in (f.exception() for f in removing) if e is not None]
@@ -280,6 +327,30 @@ class Environment:
 
     def _start_episode(self) -> Episode:
         return start_episode(self.spec, self.labels, self.base_url, self.call_timeout, self.terminal)
+
+    def _host_view(self, sandbox: DockerSandbox) -> HostView | None:
+        """The running container's files on this host (looked up once per container)."""
+        if self._view[0] != sandbox.container_id:
+            self._view = (sandbox.container_id, HostView.of(sandbox))
+        return self._view[1]
+
+    def _restore(self) -> bool:
+        """Reset the running episode in place; False when there is none or it could not be (see `in_place`)."""
+        if self._sandbox is None or self._session is None or self._pristine is None:
+            return False
+        try:
+            pristine = self._pristine.result()
+        except Exception:  # the pristine container did not start: fresh containers then
+            return False
+        view = self._host_view(self._sandbox)
+        if pristine is None or view is None:
+            return False
+        return reset_in_place((self._sandbox, self._session), view, pristine)
+
+    def _release_pristine(self) -> None:
+        pristine, self._pristine = self._pristine, None
+        if pristine is not None and pristine.exception() is None and pristine.result() is not None:
+            Pristine.release(episode_config(self.spec, self.labels, self.base_url))
 
     def _take(self) -> Episode | None:
         """The running episode, which the caller now owns (it is no longer the environment's)."""

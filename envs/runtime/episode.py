@@ -1,5 +1,6 @@
 """One episode's container and tool server: started, forked and ended, often in the background on a
-shared pool. Episodes get the sandbox's direct channel (tool calls over a Unix socket, envs/docker/channel.py)."""
+shared pool, or reset in place and forked by copying files (envs/runtime/restore.py). Episodes get the sandbox's
+direct channel (tool calls over a Unix socket, envs/docker/channel.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from envs.docker import DockerSandbox, DockerSandboxConfig, remove_image
+from envs.runtime.fastcall import DirectSession
+from envs.runtime.restore import HostView, sync
 from envs.runtime.spec import RuntimeSpec
-from tools.session import ToolSession
+from tools.base import ToolError
+from tools.session import ToolServerError, ToolSession
 
 Episode = tuple[DockerSandbox, ToolSession]
 _EXECUTOR: ThreadPoolExecutor | None = None
 _EXECUTOR_LOCK = threading.Lock()
+RESET_TIMEOUT_S = 30.0
 
 
 def executor() -> ThreadPoolExecutor:
@@ -34,27 +39,53 @@ class ForkSandbox(DockerSandbox):
             remove_image(self.config.image or "", base_url=self.config.base_url)
 
 
+def episode_config(spec: RuntimeSpec, labels: dict[str, str], base_url: str | None,
+                   image: str | None = None) -> DockerSandboxConfig:
+    """How an episode's container is started (from `image`, default `spec.image`)."""
+    return DockerSandboxConfig(image=image or spec.image, workdir=spec.workdir, limits=spec.limits,
+                               network=spec.network, env=spec.env, labels=labels, base_url=base_url, channel=True)
+
+
 def start_episode(spec: RuntimeSpec, labels: dict[str, str], base_url: str | None,
                   call_timeout: float, terminal: str = "persistent", image: str | None = None) -> Episode:
     """A started container from `image` (default `spec.image`) and its tool session; the container is removed
     on failure. A given `image` is a fork's snapshot: the episode owns it and removes it when it ends."""
-    config = DockerSandboxConfig(
-        image=image or spec.image,
-        workdir=spec.workdir,
-        limits=spec.limits,
-        network=spec.network,
-        env=spec.env,
-        labels=labels,
-        base_url=base_url,
-        channel=True,
-    )
+    config = episode_config(spec, labels, base_url, image)
     sandbox = ForkSandbox(config) if image else DockerSandbox(config)
     try:
         sandbox.start()
-        return sandbox, ToolSession(sandbox, call_timeout=call_timeout, terminal=terminal).start()
+        return sandbox, DirectSession(sandbox, call_timeout=call_timeout, terminal=terminal).start()
     except BaseException:
         sandbox.stop()
         raise
+
+
+def reset_in_place(episode: Episode, view: HostView, pristine: HostView) -> bool:
+    """Bring a running episode back to its image's state without a new container: the tool server kills every
+    other process and empties /tmp, then its files are restored from the pristine container's
+    (envs/runtime/restore.py). False when that could not be done fully (the caller starts a fresh one)."""
+    sandbox, session = episode
+    try:
+        done = session.call("reset", call_timeout=RESET_TIMEOUT_S)
+        if done.get("left") or done.get("scratch_left") or sandbox.limit_error:
+            return False
+        sync(view.upper, pristine.merged, view.merged, view.skip | pristine.skip)
+    except (OSError, ToolError, ToolServerError):
+        return False
+    return session.alive
+
+
+def copy_episode(view: HostView, fresh: Episode) -> bool:
+    """Give the fresh episode the file system of the episode seen at `view` by copying what that one changed (no
+    commit); False when the fresh one is not reachable from this host or a copy failed (commit instead)."""
+    target = HostView.of(fresh[0])
+    if target is None:
+        return False
+    try:
+        sync(view.upper, view.merged, target.merged, view.skip | target.skip)
+    except OSError:
+        return False
+    return True
 
 
 def fork_episode(episode: Episode, spec: RuntimeSpec, labels: dict[str, str], base_url: str | None,

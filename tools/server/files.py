@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
+import stat
 from typing import Any
 
-from .paths import OpError, Workspace, is_binary, numbered, write_atomic
+from .paths import SNIFF_BYTES, OpError, Workspace, is_binary, numbered, write_atomic
 from .pycheck import syntax_error
 
 MAX_LINES = 2000
@@ -51,32 +52,64 @@ def _read_line(f: Any) -> bytes | None:
     return line
 
 
+def _open_inside(ws: Workspace, path: str) -> tuple[int, int] | None:
+    """(fd, size) of `path` opened for reading when it is a regular file inside the workspace, else None (the
+    caller then takes the slow path, which says what is wrong). One open and one readlink of what was opened,
+    instead of a lstat per path component."""
+    if not path or "\0" in path:
+        return None
+    try:
+        fd = os.open(os.path.join(ws.root, path), os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and ws.inside(os.readlink("/proc/self/fd/%d" % fd)):
+            return fd, st.st_size
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
 def op_read(ws: Workspace, path: str, start_line: int | None = None,
             end_line: int | None = None) -> dict[str, Any]:
+    start = max(1, start_line or 1)
+    opened = _open_inside(ws, path) if end_line is None or end_line >= start else None
+    if opened is not None:
+        with open(opened[0], "rb") as f:
+            return _read_text(f, path, opened[1], start, end_line)
     real = _stat_target(ws, path)
     if os.path.isdir(real):
         return {"output": _listing(ws, real, path), "kind": "directory"}
     if not os.path.isfile(real):
         raise OpError("%s is not a regular file" % path)
-    start = max(1, start_line or 1)
     if end_line is not None and end_line < start:
         raise OpError("end_line (%d) is before start_line (%d)" % (end_line, start))
     size = os.path.getsize(real)
     try:
         with open(real, "rb") as f:
-            if is_binary(f.read(8192)):
-                return {"output": "%s is a binary file (%d bytes); it cannot be shown as text." % (
-                    path, size), "kind": "binary"}
-            f.seek(0)
-            return _read_lines(f, path, size, start, end_line)
+            return _read_text(f, path, size, start, end_line)
     except PermissionError:
         raise OpError("permission denied reading %s" % path)
 
 
-def _slurp_lines(f: Any, start: int, end: int | None) -> tuple[list[str], int, bool]:
+def _read_text(f: Any, path: str, size: int, start: int, end_line: int | None) -> dict[str, Any]:
+    """The numbered lines of an open file, or a note that it is binary (one read for a small file)."""
+    head = f.read() if size <= SLURP_BYTES else f.read(SNIFF_BYTES)  # read(): one buffer of the file's size
+    if is_binary(head[:SNIFF_BYTES]):
+        return {"output": "%s is a binary file (%d bytes); it cannot be shown as text." % (
+            path, size), "kind": "binary"}
+    if size <= SLURP_BYTES:
+        return _read_lines(f, path, size, start, end_line, head)
+    f.seek(0)
+    return _read_lines(f, path, size, start, end_line)
+
+
+def _slurp_lines(data: bytes, start: int, end: int | None) -> tuple[list[str], int, bool]:
     """A whole small file at once: (lines start..end, lines counted, clipped). The same result as the
     line-by-line loop below, several times faster (one read, one decode)."""
-    raw = f.read().split(b"\n")
+    raw = data.split(b"\n")
     if raw[-1] == b"":
         raw.pop()
     limit = len(raw) if end is None else min(end, len(raw))
@@ -87,10 +120,10 @@ def _slurp_lines(f: Any, start: int, end: int | None) -> tuple[list[str], int, b
     clipped = stop < limit
     if "\r" in chunk:
         lines = [t.rstrip("\r") for t in lines]
-    if lines and max(map(len, lines)) > MAX_LINE_CHARS:
+    if len(chunk) > MAX_LINE_CHARS and max(map(len, lines)) > MAX_LINE_CHARS:
         lines = [t if len(t) <= MAX_LINE_CHARS else
                  t[:MAX_LINE_CHARS] + " [... line cut at %d characters]" % MAX_LINE_CHARS for t in lines]
-    if sum(map(len, lines)) + 8 * len(lines) > MAX_OUTPUT:  # a line is added while less than this is used
+    if len(chunk) + 8 * len(lines) > MAX_OUTPUT:  # chunk is at least the lines: count them only then
         used = 0
         for i, text in enumerate(lines):
             if used >= MAX_OUTPUT:
@@ -100,12 +133,14 @@ def _slurp_lines(f: Any, start: int, end: int | None) -> tuple[list[str], int, b
     return lines, n, clipped
 
 
-def _read_lines(f: Any, path: str, size: int, start: int, end: int | None) -> dict[str, Any]:
+def _read_lines(f: Any, path: str, size: int, start: int, end: int | None,
+                data: bytes | None = None) -> dict[str, Any]:
     lines: list[str] = []
     used, n, clipped = 0, 0, False
-    if size <= SLURP_BYTES:
-        lines, n, clipped = _slurp_lines(f, start, end)
-    while size > SLURP_BYTES:
+    if data is not None:
+        lines, n, clipped = _slurp_lines(data, start, end)
+        size = len(data)
+    while data is None:
         raw = _read_line(f)
         if raw is None:
             break

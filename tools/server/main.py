@@ -19,6 +19,7 @@ from .files import op_create, op_edit, op_read, op_read_raw
 from .grep import op_search
 from .lint import op_lint
 from .paths import OpError, Workspace
+from .reset import op_reset
 from .shell import Shells
 from .term import kill_group, op_terminal
 
@@ -49,6 +50,7 @@ class Server:
             "read": op_read, "read_raw": op_read_raw, "edit": op_edit, "create": op_create,
             "search": op_search, "lint": op_lint,
             "terminal": self._terminal,
+            "reset": lambda ws: op_reset(self._stop_own),
         }
         for _ in range(PRESTART_WORKERS):
             self._spawn()
@@ -58,6 +60,12 @@ class Server:
         if persistent:
             return self.shells.run(ws, **args)
         return op_terminal(ws, procs=self.procs, **args)
+
+    def _stop_own(self) -> None:
+        """Kill the commands this server runs: fresh terminals' process groups and the persistent shell."""
+        for pid in list(self.procs):
+            kill_group(pid)
+        self.shells.close()
 
     def _spawn(self, idle: bool = True) -> bool:
         try:

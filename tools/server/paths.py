@@ -81,9 +81,17 @@ def write_atomic(path: str, data: bytes) -> None:
         raise
 
 
+_PREFIXES = ["%6d\t" % i for i in range(2048)]
+"""Line-number prefixes, made once: numbering the lines of a read is then one join."""
+
+
 def numbered(lines: list[str], first: int) -> str:
     """`cat -n` style: right-aligned line numbers, a tab, the line."""
-    return "".join(map("%6d\t%s\n".__mod__, zip(range(first, first + len(lines)), lines)))
+    if not lines:
+        return ""
+    end = first + len(lines)
+    prefixes = _PREFIXES[first:end] if end <= len(_PREFIXES) else ["%6d\t" % i for i in range(first, end)]
+    return "\n".join(map(str.__add__, prefixes, lines)) + "\n"
 
 
 def iter_files(ws: Workspace, top: str, suffixes: tuple | None = None) -> Iterator[str]:

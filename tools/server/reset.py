@@ -1,0 +1,105 @@
+"""The `reset` op: the container's processes and scratch space back to how a fresh container has them, so the
+host can restore its file system in place (envs/runtime/restore.py) instead of starting a new container.
+
+Kills every process but the container's init, its `sleep infinity` and this server (background jobs, daemons,
+the persistent shell and what it started), then empties /tmp (but the server's own zipapp) and /dev/shm.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+KILL_ROUNDS_S = 2.0
+SCRATCH = ("/tmp", "/dev/shm")
+KEEP_PREFIX = "autoinstall-toolserver-"
+"""What stays in /tmp: the deployed server (its zipapp), so the next start needs no upload."""
+
+
+def _stat(pid: str) -> tuple[int, bytes] | None:
+    """(parent pid, state) of a process, None when it is gone."""
+    try:
+        with open("/proc/%s/stat" % pid, "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return int(fields[1]), fields[0]
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _cmdline(pid: str) -> bytes:
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _keep() -> set[int]:
+    """pid 1 (the init), its first `sleep infinity` (what keeps the container up) and this server."""
+    keep = {1, os.getpid()}
+    sleepers = [int(p) for p in os.listdir("/proc") if p.isdigit() and (_stat(p) or (0,))[0] == 1
+                and _cmdline(p) == b"sleep\0infinity\0"]
+    if sleepers:
+        keep.add(min(sleepers))
+    return keep
+
+
+def kill_others() -> int:
+    """SIGKILL every process not kept, in rounds until none is left (a fork loop refills); how many remain."""
+    keep = _keep()
+    left: list[int] = []
+    deadline = time.monotonic() + KILL_ROUNDS_S
+    while True:
+        left = []
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in keep:
+                continue
+            st = _stat(name)
+            if st is None or st[1] == b"Z":  # gone, or a zombie its parent (the init) reaps
+                continue
+            left.append(int(name))
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except OSError:
+                pass
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.002)
+    return len(left)
+
+
+def empty_scratch() -> int:
+    """Remove what /tmp and /dev/shm hold (but the server's zipapp); how many entries could not be removed."""
+    failed = 0
+    for top in SCRATCH:
+        try:
+            names = os.listdir(top)
+        except OSError:
+            continue
+        for name in names:
+            if top == "/tmp" and name.startswith(KEEP_PREFIX) and name.endswith(".pyz"):
+                continue
+            path = os.path.join(top, name)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                failed += 1
+    return failed
+
+
+def op_reset(stop_own: Callable[[], None]) -> dict[str, Any]:
+    """Stop the server's own commands (`stop_own`: the shell and fresh terminals), kill every other process,
+    empty the scratch space. `left` > 0 or `scratch_left` > 0: the container could not be cleaned (start a
+    new one instead)."""
+    start = time.monotonic()
+    stop_own()
+    left = kill_others()
+    time.sleep(0.001)  # let the init reap what was killed before /proc is read again
+    left = kill_others() if left else 0
+    return {"left": left, "scratch_left": empty_scratch(), "duration_s": round(time.monotonic() - start, 4)}
