@@ -42,6 +42,7 @@ COLLECTORS: dict[str, Collect] = {"pytest": pytest_runner.collect, "go": go_runn
                                    "cargo": cargo_runner.collect, "unittest": unittest_runner.collect}
 """Runners that can count a suite without running it, so that a `collect` check means something."""
 COLLECTORS["maven"] = maven_runner.collect  # Surefire cannot list a suite: counts from a run
+COLLECTORS["node"] = node_runner.collect  # mocha --dry-run; jest, vitest, node:test: every test skipped
 COLLECTING_RUNNERS = frozenset(COLLECTORS)
 DEFAULT_PER_TEST_TIMEOUT_S = 120.0
 """Seconds one test may run when the caller does not say (the builder's Budgets do)."""

@@ -101,6 +101,8 @@ def parse_marks(output: str) -> list[TestResult]:
         outcome: Outcome = ("passed" if mark in _PASSED else "failed" if mark in _FAILED or mark.endswith(")")
                             else "skipped")
         name = re.sub(r"^\[(?:fail|skip|todo)\]:\s*", "", name.removesuffix(" # SKIP").removesuffix(" # TODO"))
+        if mark in "○✎":  # jest's `○ skipped name` and `✎ todo name`
+            name = re.sub(r"^(?:skipped|todo) ", "", name)
         parts = [root] if root and not name.startswith(root) else []
         parts += [s for _, s in stack] + [name.replace(" › ", SEP)]
         results.append(TestResult(test_id=SEP.join(p for p in parts if p), outcome=outcome))
@@ -131,3 +133,41 @@ def unique(results: list[TestResult]) -> list[TestResult]:
 
 def looks_like_tap(output: str) -> bool:
     return bool(re.search(r"^TAP version \d+|^\s*(?:not )?ok 1\b", clean(output), re.M))
+
+
+_SUMMARIES: list[tuple[str, re.Pattern[str]]] = [
+    ("passed", re.compile(r"^\s*(\d+) passing\b|^[#ℹ] pass(?:ed)?\s+(\d+)|^\s*Passed:\s+(\d+)|"
+                          r"^\s*(\d+) tests? passed", re.M)),
+    ("failed", re.compile(r"^\s*(\d+) failing\b|^[#ℹ] fail(?:ed)?\s+(\d+)|^\s*(\d+) tests? failed", re.M)),
+    ("skipped", re.compile(r"^\s*(\d+) pending\b|^[#ℹ] skip(?:ped)?\s+(\d+)|^\s*Skipped:\s+(\d+)|"
+                           r"^\s*(\d+) tests? skipped", re.M)),
+]
+_TESTS_LINE = re.compile(r"^\s*Tests:?\s+(.*)$", re.M)
+"""jest's `Tests:       1 failed, 3 passed, 4 total` and vitest's ` Tests  2 failed | 10 passed (12)`."""
+_UVU_TOTAL = re.compile(r"^\s*Total:\s+(\d+)", re.M)
+_JASMINE = re.compile(r"^(\d+) specs?, (\d+) failures?(?:, (\d+) pending specs?)?", re.M)
+
+
+def parse_node_summary(output: str) -> dict[str, int]:
+    """Counts from the last summary line the runner printed (mocha, jest, vitest, uvu, ava, TAP comments)."""
+    text = clean(output)
+    counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+    if lines := _TESTS_LINE.findall(text):
+        for n, word in re.findall(r"(\d+) (passed|failed|skipped|todo|pending)", lines[-1]):
+            counts[{"todo": "skipped", "pending": "skipped"}.get(word, word)] += int(n)
+        return counts
+    if jasmine := _JASMINE.findall(text):
+        specs, failures, pending = (int(v or 0) for v in jasmine[-1])
+        return counts | {"passed": specs - failures - pending, "failed": failures, "skipped": pending}
+    for key, pattern in _SUMMARIES:
+        found = [next(g for g in m if g) for m in pattern.findall(text)]
+        counts[key] = int(found[-1]) if found else 0
+    if (total := _UVU_TOTAL.findall(text)) and not _SUMMARIES[1][1].search(text):
+        counts["failed"] = max(0, int(total[-1]) - counts["passed"] - counts["skipped"])
+    return counts
+
+
+def parse_node_output(output: str) -> list[TestResult]:
+    """Per-test results: TAP when the output is TAP, else the marked lines of a spec-like reporter."""
+    results = parse_tap(output) if looks_like_tap(output) else []
+    return unique(results or parse_marks(output))

@@ -1,84 +1,62 @@
 """Node.js test scripts (npm test and the like): per-test results read from the runner's own output (TAP
 from node:test, node-tap and tape; the marked lines of mocha, jest, vitest, ava and node:test's spec
 reporter: see node_output.py), else counts from its summary line (uvu, dots reporters) and its exit status.
-Ids are `file > suite > test` as far as the output names them."""
+Ids are `file > suite > test` as far as the output names them. Deselected tests are left out by the runner where
+it can (node_select.py); `collect` counts a suite without running it (node_collect.py)."""
 from __future__ import annotations
-
-import re
 
 from envs.base import Sandbox
 from envs.spec import Deselection, TestResult, TestRun
 from envs.testrun.junit import count
-from envs.testrun.node_output import SEP, clean, looks_like_tap, parse_marks, parse_tap, unique
-
-ENV = {"CI": "true", "npm_config_update_notifier": "false"}
-"""Run mode, not watch mode (jest, vitest), and no update check against the registry. Colour is left alone
-(colour libraries test their own output; NO_COLOR would fail them): clean() strips the codes."""
-_SUMMARIES: list[tuple[str, re.Pattern[str]]] = [
-    ("passed", re.compile(r"^\s*(\d+) passing\b|^[#ℹ] pass(?:ed)?\s+(\d+)|^\s*Passed:\s+(\d+)|"
-                          r"^\s*(\d+) tests? passed", re.M)),
-    ("failed", re.compile(r"^\s*(\d+) failing\b|^[#ℹ] fail(?:ed)?\s+(\d+)|^\s*(\d+) tests? failed", re.M)),
-    ("skipped", re.compile(r"^\s*(\d+) pending\b|^[#ℹ] skip(?:ped)?\s+(\d+)|^\s*Skipped:\s+(\d+)|"
-                           r"^\s*(\d+) tests? skipped", re.M)),
-]
-_TESTS_LINE = re.compile(r"^\s*Tests:?\s+(.*)$", re.M)
-"""jest's `Tests:       1 failed, 3 passed, 4 total` and vitest's ` Tests  2 failed | 10 passed (12)`."""
-_UVU_TOTAL = re.compile(r"^\s*Total:\s+(\d+)", re.M)
-_JASMINE = re.compile(r"^(\d+) specs?, (\d+) failures?(?:, (\d+) pending specs?)?", re.M)
+from envs.testrun.node_collect import collect
+from envs.testrun.node_output import SEP, clean, looks_like_tap, parse_node_output, parse_node_summary
+from envs.testrun.node_select import ENV, Selection, select
 
 
-def parse_node_summary(output: str) -> dict[str, int]:
-    """Counts from the last summary line the runner printed (mocha, jest, vitest, uvu, ava, TAP comments)."""
-    text = clean(output)
-    counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
-    if lines := _TESTS_LINE.findall(text):
-        for n, word in re.findall(r"(\d+) (passed|failed|skipped|todo|pending)", lines[-1]):
-            counts[{"todo": "skipped", "pending": "skipped"}.get(word, word)] += int(n)
-        return counts
-    if jasmine := _JASMINE.findall(text):
-        specs, failures, pending = (int(v or 0) for v in jasmine[-1])
-        return counts | {"passed": specs - failures - pending, "failed": failures, "skipped": pending}
-    for key, pattern in _SUMMARIES:
-        found = [next(g for g in m if g) for m in pattern.findall(text)]
-        counts[key] = int(found[-1]) if found else 0
-    if (total := _UVU_TOTAL.findall(text)) and not _SUMMARIES[1][1].search(text):
-        counts["failed"] = max(0, int(total[-1]) - counts["passed"] - counts["skipped"])
-    return counts
-
-
-def parse_node_output(output: str) -> list[TestResult]:
-    """Per-test results: TAP when the output is TAP, else the marked lines of a spec-like reporter."""
-    results = parse_tap(output) if looks_like_tap(output) else []
-    return unique(results or parse_marks(output))
-
-
-def _deselect(results: list[TestResult], deselected: list[Deselection]) -> list[TestResult]:
-    """Deselected tests (by id, or a file/suite id and everything under it) still run: the runners share no
-    way to leave one out, so their results are recorded as skipped, with the reason."""
+def _deselect(results: list[TestResult], deselected: list[Deselection], selection: Selection) -> list[TestResult]:
+    """Results of deselected tests (by id, or a file/suite id and everything under it) recorded as skipped,
+    with the reason: those the runner reports as skipped by its name filter, and those it cannot leave out
+    (node:test, tap...: they ran, and the message says so)."""
     reasons = {d.test: d.reason for d in deselected}
     out = []
     for result in results:
         key = next((t for t in reasons if result.test_id == t or result.test_id.startswith(t + SEP)), None)
-        out.append(result if key is None else result.model_copy(
-            update={"outcome": "skipped", "message": f"deselected: {reasons[key]}"}))
+        if key is None:
+            out.append(result)
+            continue
+        how = "deselected" if key in selection.left_out else \
+            f"deselected, ran anyway ({selection.runner or 'this runner'} cannot leave it out here)"
+        out.append(result.model_copy(update={"outcome": "skipped", "message": f"{how}: {reasons[key]}"}))
     return out
+
+
+def _ran(counts: dict[str, int]) -> int:
+    return sum(counts.get(k, 0) for k in ("passed", "failed", "error"))
 
 
 def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
         env: dict[str, str] | None) -> TestRun:
-    """Run a Node.js test command and read its results; a non-zero exit that no failing test explains
-    (a crash, a lint or size check after the tests) is one error named after the command."""
-    result = sandbox.exec(command, timeout=timeout_s, env=ENV | (env or {}))
-    results = _deselect(parse_node_output(result.output), deselected)
+    """Run a Node.js test command with the deselected tests left out (node_select.py) and read its results;
+    a non-zero exit that no failing test explains (a crash, a lint or size check after the tests) is one
+    error named after the command."""
+    selection = select(sandbox, command, deselected)
+    try:
+        result = sandbox.exec(selection.command, timeout=timeout_s, env=ENV | (env or {}))
+    finally:
+        if selection.hidden:
+            sandbox.exec(selection.restore, timeout=60)
+    results = _deselect(parse_node_output(result.output), deselected, selection)
     counts = count(results)
     summary = parse_node_summary(result.output)
-    if sum(summary.values()) > sum(counts.values()) and not looks_like_tap(result.output):  # TAP counts suites
+    if _ran(summary) > _ran(counts) and not looks_like_tap(result.output):  # TAP counts suites
         # The runner names only some tests (vitest's default reporter: those of failing files): per-test
-        # results would judge the suite on those alone, so it is judged on the runner's own counts.
+        # results would judge the suite on those alone, so it is judged on the runner's own counts. (Tests
+        # only skipped go unnamed too: vitest's verbose reporter leaves out those its -t filter skipped.)
         results, counts = [], summary
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
                   output_tail=clean(result.output)[-4000:], results=results, counts=counts)
-    explained = counts.get("failed", 0) or counts.get("error", 0) or deselected
+    ran_anyway = any(d.test not in selection.left_out for d in deselected)  # and may have failed the exit
+    explained = counts.get("failed", 0) or counts.get("error", 0) or ran_anyway
     if result.exit_code != 0 and not explained and not result.timed_out:
         tail = clean(result.output).strip().splitlines()[-3:]
         error = TestResult(test_id=f"<{command}>", outcome="error",
@@ -87,3 +65,6 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
         run.counts = count(run.results) if results else counts | {"error": counts.get("error", 0) + 1}
     run.collection_ok = run.ran > 0 or result.exit_code == 0
     return run
+
+
+__all__ = ["collect", "parse_node_output", "parse_node_summary", "run"]

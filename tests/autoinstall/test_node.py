@@ -13,15 +13,16 @@ from autoinstall.ecosystems.base import FailedTest, RepairContext
 from autoinstall.ecosystems.detect import detect, get_ecosystem
 from autoinstall.ecosystems.node import NodeEcosystem
 from autoinstall.ecosystems.node.diagnosis import diagnose
-from autoinstall.ecosystems.node.pins import constraints, freeze, registry_packages, warm
+from autoinstall.ecosystems.node.pins import constraints, freeze, index_entry, registry_packages, warm
 from autoinstall.ecosystems.node.proposal import NPM_INSTALL
 from autoinstall.ecosystems.node.repairs import repair
 from autoinstall.ecosystems.node.survey import survey
-from autoinstall.options import BuildOptions
+from autoinstall.options import BuildOptions, docker_factory
 from autoinstall.pipeline import build_environment
+from autoinstall.verify import verify_image
 from envs.base import ExecResult
 from envs.fake import FakeFactory, FakeSandbox
-from envs.spec import Plan, Step
+from envs.spec import Deselection, Plan, Step
 
 REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
 PACKAGE, LOCKED = REPOS / "node_package", REPOS / "node_lockfile"
@@ -206,8 +207,18 @@ def test_lock_file_pins_and_warm() -> None:
         "dependencies": {"b": {"version": "2.0.0", "resolved": "https://registry.npmjs.org/b/-/b-2.0.0.tgz"}}},
         "local": {"version": "file:../local"}}})
     assert sorted(registry_packages(v1)) == ["a@1.0.0", "b@2.0.0"]
+    warm(box, lock)  # the presence check: one shell loop over the cache's index entries
+    entry = index_entry("https://registry.npmjs.org/ms/-/ms-2.1.3.tgz")
+    assert entry.startswith("_cacache/index-v5/") and entry in box.commands()[-1]
+    box.add_rule("for f in _cacache", entry + "\n")  # the loop prints the entries the cache lacks
+    box.calls.clear()
     warm(box, lock)
-    assert box.commands()[-1] == "cd /tmp && npm cache add ms@2.1.3"
+    assert box.commands()[-1] == "cd /tmp && npm cache add --prefer-offline ms@2.1.3"
+    box.rules.pop()
+    box.add_rule("for f in _cacache", "")
+    box.calls.clear()
+    warm(box, lock)  # everything already in the shared cache: nothing to add
+    assert len(box.commands()) == 1 and "npm cache add" not in box.commands()[0]
     assert NODE.pin_env == () and NODE.as_of("2024-01-01") == {}
 
 
@@ -250,4 +261,38 @@ def test_the_node_fixture_verifies_on_docker(docker_engine: None, tmp_path: Path
     assert run is not None and sorted(r.test_id for r in run.results) == [
         "timeout > hours > reads hours", "timeout > reads minutes", "timeout > reads seconds"]
     assert all(r.outcome == "passed" for r in run.results) and len(spec.verification.runs) == 2
+    collection = spec.verification.collection  # node:test, every test skipped by a name none has
+    assert collection is not None and (collection.suite, collection.selected, collection.deselected) == (3, 3, 0)
     assert "npm ci --no-audit --no-fund --prefer-offline" in (tmp_path / "env" / "Dockerfile").read_text()
+
+
+YARN, PNPM = REPOS.parent / "node_yarn", REPOS.parent / "node_pnpm"
+
+
+def test_yarn_and_pnpm_fixtures_plan_their_managers_frozen_lock_installs() -> None:
+    yarn = NODE.propose(NODE.survey(YARN), YARN, NODE.toolchains)
+    assert [s.command for s in yarn.steps] == ["npm install -g --no-audit --no-fund --prefer-offline yarn@1",
+                                              "yarn install --frozen-lockfile --non-interactive"]
+    pnpm = NODE.propose(NODE.survey(PNPM), PNPM, NODE.toolchains)
+    assert [s.command for s in pnpm.steps] == ["npm install -g --no-audit --no-fund --prefer-offline pnpm@9.15.0",
+                                              "pnpm install --frozen-lockfile"]
+    assert (yarn.test_command, pnpm.test_command) == ("yarn run test", "pnpm run test")
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("fixture", [YARN, PNPM], ids=["yarn", "pnpm"])
+def test_yarn_and_pnpm_fixtures_verify_on_docker_with_a_real_deselection_and_count(
+        fixture: Path, docker_engine: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manager from the npm registry, the frozen install, the test script through the manager, node:test's
+    tests counted without running them; then one test file deselected for real (moved aside for the run)."""
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
+    options = BuildOptions(out_dir=tmp_path / "env")
+    spec = build_environment(str(fixture), options)
+    assert spec.status == "verified", spec.failure
+    run = spec.verification.last_run
+    assert run is not None and run.passed == 3 and spec.verification.collection.suite == 3
+    deselected = [Deselection(test="test/timeout.test.js", reason="the whole file, to see it left out")]
+    spec = spec.model_copy(update={"deselected": deselected})
+    _, again = verify_image(spec, options.model_copy(update={"max_deselected": 1.0}), docker_factory(), NODE)
+    assert again.last_run is not None and again.last_run.ran == 0
+    assert again.collection.command == 3 and again.collection.selected == 0

@@ -144,7 +144,7 @@ def test_mocha_jest_and_vitest_marks() -> None:
         'mimeTypes > .contentType(extension) > should return content-type for "html"': "failed",
         "mimeTypes > .contentType(extension) > should handle a pending case": "skipped"}
     assert _outcomes(JEST) == {"test/sum.test.js > sum > adds 1 + 2 to equal 3": "passed",
-                               "test/sum.test.js > sum > skipped works with strings": "skipped",
+                               "test/sum.test.js > sum > works with strings": "skipped",  # jest: `○ skipped name`
                                "test/div.test.js > divide > by zero": "failed"}
     assert _outcomes(VITEST) == {
         "src/index.spec.ts > path-to-regexp > parse > should parse simple": "passed",
