@@ -83,8 +83,8 @@ def _extra_dbs(env: dict[str, str]) -> list[str]:
     for key, value in env.items():
         if re.search(r"(?:^|_)(?:DB|DBNAME|DATABASE|DB_NAME|TESTDB)$", key) and NAME.match(value):
             found.append(value)
-        elif match := re.match(r"^\w+://[^/\s]*/(?P<db>[A-Za-z0-9_][\w.-]*)$", value):
-            found.append(match.group("db"))
+        elif (url := service_url(value)) and NAME.match(url.database):
+            found.append(url.database)  # a URL's path, but not redis's database number
     return found
 
 
@@ -143,6 +143,60 @@ SERVICES: dict[str, ServiceKind] = {s.name: s for s in [
 ]}
 """Services Debian packages and tests commonly need. MongoDB and Elasticsearch are not in Debian."""
 PORTS = {str(s.port): s.name for s in SERVICES.values()}
+NOT_IN_DEBIAN = ("mongo", "mongodb", "elasticsearch", "opensearch", "cassandra", "scylla", "couchdb", "couchbase",
+                 "neo4j", "influxdb", "clickhouse-server", "cockroach", "localstack", "minio", "kafka", "cp-kafka",
+                 "zookeeper", "nats", "etcd", "consul", "vault", "azurite", "mssql-server", "oracle-xe", "selenium")
+"""Images of services tests use that Debian does not package (a compose file naming one gets a note)."""
+SCHEMES = {"postgres": "postgresql", "postgresql": "postgresql", "postgis": "postgresql", "pgsql": "postgresql",
+           "mysql": "mysql", "mariadb": "mysql", "redis": "redis", "rediss": "redis", "memcached": "memcached",
+           "memcache": "memcached", "amqp": "rabbitmq", "pyamqp": "rabbitmq", "librabbitmq": "rabbitmq"}
+"""URL schemes (before any `+driver`) -> the service such a URL reaches."""
+_URL = re.compile(r"^(?P<scheme>[A-Za-z][\w.-]*)(?:\+[\w.-]+)?://(?:(?P<user>[^:@/\s]*)(?::(?P<password>[^@/\s]*))?@)?"
+                  r"(?P<host>\[[^\]]*\]|[^:/\s?]*)(?::(?P<port>\d+))?(?:/(?P<path>[^?\s]*))?")
+LOOPBACK = re.compile(r"^(localhost|127(?:\.\d{1,3}){3}|\[?::1\]?|0\.0\.0\.0)$", re.IGNORECASE)
+
+
+def not_in_debian(image: str) -> bool:
+    """True for the image of a service tests use that Debian does not package (mongo, elasticsearch, ...)."""
+    return image.lower().split("@")[0].split(":")[0].rsplit("/", 1)[-1] in NOT_IN_DEBIAN
+
+
+@dataclass(frozen=True)
+class ServiceUrl:
+    """A connection URL of a known service: the service, where it points and what it logs in as."""
+
+    kind: ServiceKind
+    host: str
+    port: int | None
+    user: str
+    password: str
+    database: str
+
+    @property
+    def loopback(self) -> bool:
+        """The URL points at this machine (where the environment runs the service)."""
+        return bool(LOOPBACK.match(self.host))
+
+    def provision_env(self) -> dict[str, str]:
+        """The container variables (POSTGRES_USER, MYSQL_DATABASE, ...) that provision what the URL logs in as."""
+        prefix = {"postgresql": "POSTGRES", "mysql": "MYSQL"}.get(self.kind.name)
+        if prefix is None:
+            return {}
+        values = {"USER": self.user, "PASSWORD": self.password,
+                  "DB" if prefix == "POSTGRES" else "DATABASE": self.database}
+        return {f"{prefix}_{k}": v for k, v in values.items() if v and NAME.match(v)}
+
+
+def service_url(value: str) -> ServiceUrl | None:
+    """The known service a connection URL (`postgresql+psycopg2://u:p@localhost:5432/db`) reaches, or None."""
+    match = _URL.match(value.strip())
+    name = SCHEMES.get(match.group("scheme").lower()) if match else None
+    if match is None or name is None:
+        return None
+    database = (match.group("path") or "").split("/")[0] if name != "redis" else ""
+    return ServiceUrl(kind=SERVICES[name], host=match.group("host") or "localhost",
+                      port=int(match.group("port")) if match.group("port") else None,
+                      user=match.group("user") or "", password=match.group("password") or "", database=database)
 
 
 def service_named(name: str) -> ServiceKind | None:
@@ -202,6 +256,12 @@ def _about_a_service(key: str) -> bool:
                for word in key.upper().split("_"))
 
 
+_URL_HOST = re.compile(r"(\w[\w+.-]*://(?:[^@/\s]*@)?)([\w.-]+)(?=[:/?,\s]|$)")
+"""A URL's host (not its user, password or path), after `scheme://user:password@`."""
+_DSN_HOST = re.compile(r"(\bhost\s*=\s*)([\w.-]+)")
+"""A libpq key=value connection string's host."""
+
+
 def client_env(job_env: dict[str, str], services: dict[str, str]) -> dict[str, str]:
     """The variables CI gives the test job for reaching its services, with the service hosts made loopback.
 
@@ -213,9 +273,9 @@ def client_env(job_env: dict[str, str], services: dict[str, str]) -> dict[str, s
     for key, value in job_env.items():
         if not _about_a_service(key) or "${{" in value or "$(" in value:
             continue
-        for host in services:
-            value = re.sub(rf"(?<=[@/]){re.escape(host)}(?=[:/]|$)", "127.0.0.1", value)
-        if re.search("HOST", key, re.I) and (value in services or value == "localhost"
+        value = _URL_HOST.sub(lambda m: m[1] + ("127.0.0.1" if m[2] in services else m[2]), value)
+        value = _DSN_HOST.sub(lambda m: m[1] + ("127.0.0.1" if m[2] in services else m[2]), value)
+        if re.search("HOST", key, re.IGNORECASE) and (value in services or value == "localhost"
                                              or re.fullmatch(r"\d+\.\d+\.\d+\.\d+", value)):
             value = "127.0.0.1"  # the service runs on this machine here, not in CI's container network
         out[key] = value

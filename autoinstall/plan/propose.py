@@ -8,6 +8,7 @@ from autoinstall.ecosystems.base import Facts
 from autoinstall.options import BuildOptions
 from autoinstall.plan.agent_tools import tools_over_checkout, wants_tools
 from autoinstall.plan.models import PriorModel, get_model
+from autoinstall.plan.models.embedded import EmbeddedModel
 from autoinstall.source import prepare_source
 from autoinstall.survey import survey
 from envs.spec import Plan
@@ -16,6 +17,8 @@ from envs.spec import Plan
 def propose(src: Path, options: BuildOptions, facts: Facts | None = None) -> tuple[PriorModel, Plan]:
     """The model named in `options` and its plan for the checkout at `src` (surveyed unless `facts`)."""
     model = get_model(options.model, base_url=options.base_url)
+    if options.python and isinstance(model, EmbeddedModel):
+        model = model.forcing(options.python)  # the only candidate: requires-python cannot refuse it
     facts = facts if facts is not None else survey(src)
     if wants_tools(model):
         with tools_over_checkout(src) as tools:
@@ -23,7 +26,7 @@ def propose(src: Path, options: BuildOptions, facts: Facts | None = None) -> tup
     else:
         plan = model.propose(facts, src)
     if options.python:
-        plan.python = options.python
+        plan.python = options.python  # chat models choose their own: the user's choice still wins
     return model, plan
 
 

@@ -18,7 +18,9 @@ from autoinstall.ecosystems.python.proposal.interpreter import (
 )
 from autoinstall.ecosystems.python.repairs import repair
 from autoinstall.ecosystems.python.survey.facts import LockFile
+from autoinstall.options import BuildOptions
 from autoinstall.plan.models import get_model
+from autoinstall.plan.propose import propose
 from autoinstall.survey import survey
 from envs.baseimage import buildable_pythons, python_patch
 from envs.spec import Evidence, Plan, Repair, Step
@@ -207,3 +209,33 @@ def test_malformed_files_give_no_hint_and_no_crash(tmp_path: Path, host_builds: 
                             "noxfile.py": "@nox.session\ndef t(s): pass\n"})
     assert python_hints(root) == []
     assert _choose(root)[:2] == ("3.11", [])
+
+
+def test_a_forced_python_wins_over_requires_python(tmp_path: Path, host_builds: Path) -> None:
+    root = _repo(tmp_path, {".python-version": "3.13\n"}, ">=3.14")
+    with pytest.raises(NoInterpreterError):  # not forced: the failure names what is available
+        propose(root, BuildOptions())
+    model, plan = propose(root, BuildOptions(python="3.9"))
+    assert model.name == "embedded" and plan.python == "3.9"
+    assert "Python 3.9: forced by --python; requires-python '>=3.14' (pyproject.toml:4) does not allow it" in \
+        plan.notes[0]
+    assert not any(".python-version" in n for n in plan.notes)  # the hints no longer choose
+
+
+def test_a_forced_python_requires_python_allows_is_noted_as_forced(tmp_path: Path, host_builds: Path) -> None:
+    python, notes, evidence = _choose(_repo(tmp_path, {".python-version": "3.13\n"}, ">=3.8"), ("3.10",))
+    assert (python, notes, evidence) == ("3.10", ["Python 3.10: forced by --python"], ["pyproject.toml:4"])
+    plan = get_model("embedded", pythons=ALL, python="3.12").propose(survey(tmp_path), tmp_path)
+    assert plan.python == "3.12" and "Python 3.12: forced by --python" in plan.notes
+
+
+def test_a_forced_python_is_never_switched_by_a_repair(host_builds: Path) -> None:
+    out = "× The current Python version (3.11.2) does not satisfy Python>=3.12"
+    context = RepairContext(plan=Plan(ecosystem="python"), failing=Step(command="uv pip install -e .", why="p",
+                                                                      kind="project"),
+                            phase="install", output=out, diagnosis=diagnose(out), python="3.11",
+                            available_pythons=list(ALL))
+    switched = get_model("embedded", pythons=ALL).repair(context)
+    assert switched is not None and (switched.kind, switched.python) == ("switch_python", "3.12")
+    forced = get_model("embedded", pythons=ALL, python="3.11").repair(context)
+    assert forced is None or forced.kind != "switch_python"

@@ -36,6 +36,8 @@ EXPECTED = {
     "service_postgres": ("uv pip install -e '.[test]'", [], f"{START} && export NOTES_DB_HOST=127.0.0.1 "
                          "NOTES_DB_NAME=notes_test NOTES_DB_PASSWORD=secret NOTES_DB_USER=notes && "
                          "python -m pytest tests"),
+    "service_compose_redis": ("uv pip install -e '.[test]'", [], f"{START} && export "
+                              "REDIS_URL=redis://127.0.0.1:6379/1 && python -m pytest tests"),
     "no_tests": ("uv pip install -e .", [], None),
     "hostile_network_probe": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "hostile_cache_poison": ("uv pip install -e '.[test]'", [], "python -m pytest"),

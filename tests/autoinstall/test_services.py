@@ -55,6 +55,13 @@ def test_client_env_keeps_service_variables_and_points_hosts_at_loopback() -> No
                    "REDIS_URL": "redis://127.0.0.1:6379", "API_HOST": "example.org"}
 
 
+def test_client_env_rewrites_only_the_host_of_a_url_or_dsn() -> None:
+    env = client_env({"DATABASE_URL": "postgresql://postgres:postgres@postgres:5432/postgres",
+                      "PG_DSN": "host=postgres dbname=postgres user=postgres"}, {"postgres": "postgres:16"})
+    assert env == {"DATABASE_URL": "postgresql://postgres:postgres@127.0.0.1:5432/postgres",
+                   "PG_DSN": "host=127.0.0.1 dbname=postgres user=postgres"}
+
+
 def test_with_services_prefixes_once_and_quotes_values() -> None:
     command = with_services("python -m pytest tests", {"A_DB": "x y"})
     assert command == f"{START} && export A_DB='x y' && python -m pytest tests"

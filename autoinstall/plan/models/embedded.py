@@ -23,6 +23,9 @@ class EmbeddedModelConfig(BaseModel):
     pythons: tuple[str, ...] = Field(default_factory=lambda: tuple(buildable_pythons()))
     """Interpreters the sandboxes can provide, in order of preference (default: all base images can be built
     for here, envs/baseimage.py `buildable_pythons`)."""
+    python: str | None = None
+    """The interpreter the user forces (`--python X.Y`, BuildOptions.python): offered to the ecosystem as the only
+    candidate, so it is used even where the repository asks for another (the plan notes it)."""
 
 
 class EmbeddedModel:
@@ -35,12 +38,20 @@ class EmbeddedModel:
 
     def propose(self, facts: Facts, repo: Path, tools: object = None) -> Plan:
         """A plan of at most 10 steps from the survey's facts, by the rules of the facts' ecosystem."""
-        plan = get_ecosystem(facts.ecosystem).propose(facts, Path(repo), self.config.pythons)
+        toolchains = (self.config.python,) if self.config.python else self.config.pythons
+        plan = get_ecosystem(facts.ecosystem).propose(facts, Path(repo), toolchains)
         plan.ecosystem = facts.ecosystem
         return plan
 
+    def forcing(self, python: str) -> EmbeddedModel:
+        """This model with `python` forced (see `EmbeddedModelConfig.python`)."""
+        return EmbeddedModel(**self.config.model_copy(update={"python": python}).model_dump())
+
     def repair(self, context: RepairContext, tools: object = None) -> Repair | None:
-        """One rule-based fix for a diagnosed failure, or None to give up (see `repair.py`)."""
+        """One rule-based fix for a diagnosed failure, or None to give up (see `repair.py`); with a forced
+        interpreter no repair switches to another."""
+        if self.config.python:
+            context = context.model_copy(update={"available_pythons": [self.config.python]})
         return get_ecosystem(context.plan.ecosystem).repair(context)
 
 

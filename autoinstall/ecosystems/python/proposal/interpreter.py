@@ -185,14 +185,19 @@ def choose_python(facts: RepoFacts, repo: Path, pythons: tuple[str, ...]) -> Pyt
     """The interpreter for the plan: among `pythons` (preferred first) those requires-python allows, the one
     nearest to the strongest hint (`python_hints`), else nearest to the preferred default.
 
+    A single version offered is a forced one (`--python`, the embedded model's `python`): there is nothing to
+    choose, so it is used even where requires-python excludes it, and the note says so.
+
     Raises:
-        NoInterpreterError: requires-python allows none of `pythons`; the message names them.
+        NoInterpreterError: requires-python allows none of several `pythons`; the message names them.
     """
     spec, default = requires_python(facts), pythons[0]
     notes: list[str] = []
     evidence = [facts.requires_python_evidence] if facts.requires_python_evidence else []
     if facts.requires_python and spec is None:
         notes.append(f"requires-python {facts.requires_python!r} is not a valid specifier; ignored")
+    if len(pythons) == 1:
+        return _forced(facts, default, spec, notes, evidence)
     allowed = [v for v in pythons if spec is None or spec.contains(python_patch(v), prereleases=True)]
     if not allowed:
         where = f" ({_at(evidence[0])})" if evidence else ""
@@ -215,6 +220,18 @@ def choose_python(facts: RepoFacts, repo: Path, pythons: tuple[str, ...]) -> Pyt
     if python != default:
         notes.append(f"requires-python {facts.requires_python!r} excludes {default}; using {python}, the "
                      f"nearest it allows")
+    return PythonChoice(python=python, notes=notes, evidence=evidence)
+
+
+def _forced(facts: RepoFacts, python: str, spec: SpecifierSet | None, notes: list[str],
+            evidence: list[Evidence]) -> PythonChoice:
+    """The one interpreter offered, whatever the repository says (a requires-python that excludes it noted)."""
+    if spec is not None and not spec.contains(python_patch(python), prereleases=True):
+        where = f" ({_at(evidence[0])})" if evidence else ""
+        notes.append(f"Python {python}: forced by --python; requires-python {facts.requires_python!r}{where} does "
+                     "not allow it (an installer that enforces it fails; uv ignores upper bounds)")
+    else:
+        notes.append(f"Python {python}: forced by --python")
     return PythonChoice(python=python, notes=notes, evidence=evidence)
 
 

@@ -1,11 +1,12 @@
-"""The services CI starts for the tests (survey `facts.services`), run inside the environment instead."""
+"""The services the tests need (survey `facts.services`: CI's service containers, docker-compose services,
+tox/nox variables pointing at a loopback URL), run inside the environment instead."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autoinstall.ecosystems.python.survey.facts import RepoFacts, is_test_name
+from autoinstall.ecosystems.python.survey.facts import RepoFacts, Service, is_test_name
 from autoinstall.ecosystems.services import ServiceKind, client_env, install_command, service_named
 from envs.spec import Evidence, Step
 
@@ -24,22 +25,32 @@ def service_step(kinds: list[ServiceKind], env: dict[str, str], why: str, eviden
     return Step(command=install_command(kinds, env), why=why, kind="system", evidence=evidence, timeout_s=900)
 
 
+def _origin(service: Service) -> str:
+    """Who says the tests need the service, for notes and the step's why."""
+    return {"ci": "CI's services", "tox": "tox's setenv", "nox": "nox's session env"}.get(service.source,
+                                                                                         service.evidence.file)
+
+
 def plan_services(facts: RepoFacts) -> ServicePlan:
-    """Known services CI starts -> one step that runs them here; unknown ones are noted (tests deselected)."""
+    """Known services the evidence names -> one step that runs them here; unknown ones are noted (tests
+    deselected)."""
     out = ServicePlan()
     kinds: dict[str, ServiceKind] = {}
     container_env: dict[str, str] = {}
     evidence: list[Evidence] = []
+    origins: list[str] = []
     # Jobs in a test-like workflow first: their variables are what the test suite reads.
     ordered = sorted(facts.services, key=lambda s: not is_test_name(Path(s.evidence.file).stem))
     for service in ordered:
         kind = service_named(service.image) or service_named(service.name)
         if kind is None:
-            out.notes.append(f"CI starts a {service.name} service ({service.image}) that Debian does not "
-                             "package: tests that need it will fail to connect and are deselected with that reason")
+            out.notes.append(f"{_origin(service)}: a {service.name} service ({service.image}) that Debian does "
+                             "not package: tests that need it will fail to connect and are deselected with that "
+                             "reason")
             continue
         kinds.setdefault(kind.name, kind)
         evidence.append(service.evidence)
+        origins.append(_origin(service))
         for key, value in service.env.items():
             container_env.setdefault(key, value)
         hosts = {s.name: s.image for s in facts.services}
@@ -50,8 +61,8 @@ def plan_services(facts: RepoFacts) -> ServicePlan:
     names = ", ".join(k.name for k in kinds.values())
     packages = " ".join(p for k in kinds.values() for p in k.packages)
     out.step = service_step(list(kinds.values()), {**out.env, **container_env},
-                            f"CI starts {names} for the tests: run it here from Debian ({packages}) on "
-                            "loopback; the test command starts it first", evidence[:8])
+                            f"the tests need {names} ({', '.join(dict.fromkeys(origins))}): run it here from Debian "
+                            f"({packages}) on loopback; the test command starts it first", evidence[:8])
     out.notes.append(f"services {names} run inside the environment (started by the test command)"
-                     + (f"; tests get CI's variables {', '.join(sorted(out.env))}" if out.env else ""))
+                     + (f"; tests get the variables {', '.join(sorted(out.env))}" if out.env else ""))
     return out

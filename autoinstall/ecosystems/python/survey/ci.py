@@ -6,7 +6,9 @@ import re
 from typing import Any
 
 from autoinstall.ecosystems.python.survey.commands import add_script
+from autoinstall.ecosystems.python.survey.compose import read_compose
 from autoinstall.ecosystems.python.survey.facts import Named, RepoFacts, Service
+from autoinstall.ecosystems.python.survey.taskvars import read_task_services
 from autoinstall.ecosystems.repofiles import RepoFiles
 
 DOC_NAMES = re.compile(
@@ -157,9 +159,12 @@ def _docs(files: RepoFiles, facts: RepoFacts) -> None:
 
 
 def read_ci_and_tasks(files: RepoFiles, facts: RepoFacts) -> None:
-    """Install, test and apt commands and services from CI, task runners and docs."""
+    """Install, test and apt commands and services from CI, task runners and docs; services also from
+    docker-compose files (compose.py) and tox/nox variables (taskvars.py)."""
     _github(files, facts)
     _gitlab_travis(files, facts)
+    read_compose(files, facts)
+    read_task_services(files, facts)
     for rel, source in (
         ("Makefile", "make"),
         ("makefile", "make"),

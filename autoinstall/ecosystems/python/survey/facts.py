@@ -100,12 +100,18 @@ class Named(BaseModel):
     evidence: Evidence
 
 
+ServiceSource = Literal["ci", "compose", "tox", "nox"]
+
+
 class Service(BaseModel):
-    """A service container CI starts for the tests (postgres, redis, ...)."""
+    """A service the tests talk to (postgres, redis, ...): a container CI or a compose file starts, or one a
+    tox/nox env points the tests at with a loopback URL."""
 
     name: str
     image: str
+    """The container image, or for tox/nox the URL's scheme (`postgresql`, `redis`)."""
     evidence: Evidence
+    source: ServiceSource = "ci"
     env: dict[str, str] = Field(default_factory=dict)
     """The variables CI gives the service container (POSTGRES_DB, MYSQL_USER, ...)."""
     client_env: dict[str, str] = Field(default_factory=dict)
