@@ -1,6 +1,7 @@
 """Tasks per environment: validated history and mutation tasks made from verified environments.
 
     uv run python bench/tasks.py [--env ID ...] [--fixture] [--max 25] [--time-budget 900] [--store DIR]
+                                 [--kinds history,mutation] [--max-history 10]
 
 Runs `make_tasks` on each environment (default: every verified environment of the catalog whose runner
 gives per-test results; --fixture first builds tests/fixtures/repos/tasks_mutable, with a short git
@@ -8,7 +9,9 @@ history, and adds it to the catalog). Prints one row per environment, then (last
 tasks_per_env_median, history_tasks, mutation_tasks, validation_yield (validated / searched),
 seconds_per_validated_task_median, oracle_reward_mean (the gold patch's reward in validation: 1.0 when
 every FAIL_TO_PASS and PASS_TO_PASS test passed in every run) and nop_reward_mean (the bug state's reward:
-1.0 only if every listed test passed with the bug, which a valid task never allows).
+1.0 only if every listed test passed with the bug, which a valid task never allows), and history_funnel
+(summed over environments: commits looked at -> modify code -> also touch tests -> reversed on today's tree ->
+candidates -> searched -> failing -> validated; see autoinstall/tasks/history.py).
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from autoinstall.options import BuildOptions, docker_factory  # noqa: E402
 from autoinstall.pipeline import build_environment  # noqa: E402
 from autoinstall.tasks import MakeOptions, MakeReport, TaskError, TaskStore, make_tasks  # noqa: E402
+from autoinstall.tasks.history import HistoryFunnel  # noqa: E402
 from envs.catalog import Catalog  # noqa: E402
 from envs.home import autoinstall_home  # noqa: E402
 
@@ -74,7 +78,19 @@ def row(report: MakeReport, repo: str) -> str:
             f"candidates {report.candidates:4}  "
             f"searched {report.searched:4}  tasks {report.validated:3} (history {kinds.count('history')}, "
             f"mutation {kinds.count('mutation')})  yield {report.yield_:.2f}  "
-            f"s/task {report.seconds_per_task:6.1f}  total {report.seconds:6.0f}s  dropped {report.dropped}")
+            f"s/task {report.seconds_per_task:6.1f}  total {report.seconds:6.0f}s  dropped {report.dropped}\n"
+            f"  history funnel {funnel_line(report.history)}")
+
+
+def funnel_line(funnel: HistoryFunnel) -> str:
+    f = funnel
+    return (f"looked at {f.looked_at} -> code {f.code} (with tests {f.with_tests}) -> tried {f.tried} -> "
+            f"reversed {f.reversed} (whole {f.whole}) -> candidates {f.candidates} -> searched {f.searched} -> "
+            f"failing {f.failing} -> validated {f.validated}")
+
+
+def summed(funnels: list[HistoryFunnel]) -> dict[str, int]:
+    return {name: sum(getattr(f, name) for f in funnels) for name in HistoryFunnel.model_fields}
 
 
 def main() -> None:
@@ -86,6 +102,9 @@ def main() -> None:
     parser.add_argument("--time-budget", type=float, default=900.0, help="Seconds of search per environment.")
     parser.add_argument("--store", type=Path, default=None,
                         help="Task store directory (default: a temp dir).")
+    parser.add_argument("--kinds", default="history,mutation", help="Comma-separated task kinds.")
+    parser.add_argument("--max-history", type=int, default=MakeOptions().max_history,
+                        help="History tasks per environment at most.")
     args = parser.parse_args()
     catalog = Catalog()
     envs = list(args.env) or default_envs(catalog)
@@ -99,7 +118,8 @@ def main() -> None:
         started = time.monotonic()
         try:
             report = make_tasks(env_id, factory, catalog=catalog, store=store, options=MakeOptions(
-                max_tasks=args.max, time_budget_s=args.time_budget),
+                max_tasks=args.max, time_budget_s=args.time_budget, kinds=tuple(args.kinds.split(",")),
+                max_history=args.max_history),
                 log=lambda line: print(f"  {env_id}: {line}", file=sys.stderr, flush=True))
         except TaskError as e:
             print(f"{env_id}  {record.name or record.repo}: {e} ({time.monotonic() - started:.0f}s)",
@@ -121,6 +141,7 @@ def main() -> None:
         "seconds_per_validated_task_median": round(statistics.median(per_task), 2) if per_task else None,
         "oracle_reward_mean": round(statistics.mean(oracle), 3) if oracle else None,
         "nop_reward_mean": round(statistics.mean(nop), 3) if nop else None,
+        "history_funnel": summed([r.history for r in reports]),
     }
     print(json.dumps(summary), flush=True)
 

@@ -21,6 +21,9 @@ class Candidate(BaseModel):
     fix_lines: int = 0
     mutation: MutationInfo | None = None
     history: HistoryInfo | None = None
+    test_files: list[str] = Field(default_factory=list)
+    """History: the test files the commit touched (their tests are searched even when the coverage map
+    shows no call into the changed files, e.g. a change to module-level tables)."""
 
     @property
     def hunk_key(self) -> str:
@@ -59,6 +62,7 @@ def mutation_candidate(info: MutationInfo, old: str, new: str) -> Candidate:
                      files=[info.file], fix_lines=changed_lines(bug), mutation=info)
 
 
-def history_candidate(info: HistoryInfo, bug_patch: str, gold_patch: str, files: list[str]) -> Candidate:
+def history_candidate(info: HistoryInfo, bug_patch: str, gold_patch: str, files: list[str],
+                      test_files: list[str] | None = None) -> Candidate:
     return Candidate(kind="history", bug_patch=bug_patch, gold_patch=gold_patch, files=files,
-                     fix_lines=changed_lines(bug_patch), history=info)
+                     fix_lines=changed_lines(bug_patch), history=info, test_files=list(test_files or []))

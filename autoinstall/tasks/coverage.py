@@ -80,12 +80,23 @@ class CoverageMap(BaseModel):
     tests: dict[str, list[str]] = Field(default_factory=dict)
 
     def reaching(self, candidate: Candidate) -> list[str]:
-        """The tests that call the mutated function (mutations) or any function of the changed files."""
+        """The tests that call the mutated function (mutations) or any function of the changed files, and
+        (history) the tests of the test files the commit touched."""
         if candidate.mutation is not None:
             wanted = {f"{candidate.mutation.file}::{candidate.mutation.function.split('.')[-1]}"}
             return sorted(t for t, calls in self.tests.items() if wanted.intersection(calls))
         files = tuple(f"{f}::" for f in candidate.files)
-        return sorted(t for t, calls in self.tests.items() if any(c.startswith(files) for c in calls))
+        touched = tuple(f"{f}::" for f in candidate.test_files)
+        return sorted(t for t, calls in self.tests.items()
+                      if (touched and t.startswith(touched)) or any(c.startswith(files) for c in calls))
+
+
+    def selection(self, candidate: Candidate) -> list[str] | None:
+        """The tests to search `candidate` with; None (the whole suite) for a history commit that touched
+        tests but whose changed files no test calls into (module-level tables and constants run at import,
+        before any test, so the map cannot see them)."""
+        reaching = self.reaching(candidate)
+        return None if not reaching and candidate.kind == "history" and candidate.test_files else reaching
 
 
 def install(sandbox: Sandbox) -> None:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from autoinstall.errors import AutoinstallError
 from autoinstall.tasks import coverage
 from autoinstall.tasks.candidate import Candidate
-from autoinstall.tasks.history import history_candidates
+from autoinstall.tasks.history import HistoryFunnel, history_candidates
 from autoinstall.tasks.mutation import mutations
 from autoinstall.tasks.statement import problem_statement
 from autoinstall.tasks.store import TaskStore
@@ -80,6 +80,8 @@ class MakeReport(BaseModel):
     """Candidates were searched with only the tests that reach them (a per-test call map was read)."""
     task_seconds: list[float] = Field(default_factory=list)
     """Wall time spent per validated task (search share + validation)."""
+    history: HistoryFunnel = Field(default_factory=HistoryFunnel)
+    """How many commits reached each stage of history task making."""
     tasks: list[Task] = Field(default_factory=list)
 
     @property
@@ -167,7 +169,7 @@ def _search_all(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Su
     """Search the candidates in order, validate each new kept one; stop at max_tasks or the budget."""
     started = time.monotonic() - since
     exact = sandbox.exec("git rev-parse --verify -q HEAD", timeout=60).ok
-    candidates = _candidates(sandbox, options, log)
+    candidates = _candidates(sandbox, options, log, report.history)
     report.candidates = len(candidates)
     seen: set[tuple[frozenset[str], str]] = set()
     dropped: Counter[str] = Counter()
@@ -180,14 +182,16 @@ def _search_all(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Su
             continue
         step = time.monotonic()
         report.searched += 1
+        report.history.searched += candidate.kind == "history"
         verdict, candidate = search(sandbox, suite, candidate, passing, max_fail=options.max_fail,
                                     timeout_s=timeout_s, exact_patches=exact,
-                                    selection=reach.reaching(candidate) if reach else None)
+                                    selection=reach.selection(candidate) if reach else None)
         if not verdict.kept:
             dropped[verdict.reason] += 1
             since += time.monotonic() - step
             continue
         report.kept += 1
+        report.history.failing += candidate.kind == "history"
         key = (frozenset(verdict.fail_to_pass), candidate.hunk_key)
         if key in seen:
             report.duplicates += 1
@@ -208,14 +212,16 @@ def _search_all(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Su
         report.task_seconds.append(round(since, 2))
         since = 0.0
         history_kept += candidate.kind == "history"
+        report.history.validated = history_kept
         report.validated = len(report.tasks)
         log(f"task {len(report.tasks)}: {candidate.kind} {_describe(candidate)} "
             f"({len(verdict.fail_to_pass)} failing)")
     report.dropped = dict(dropped)
 
 
-def _candidates(sandbox: Sandbox, options: MakeOptions, log: Callable[[str], None]) -> list[Candidate]:
-    history = history_candidates(sandbox) if "history" in options.kinds else []
+def _candidates(sandbox: Sandbox, options: MakeOptions, log: Callable[[str], None],
+                funnel: HistoryFunnel) -> list[Candidate]:
+    history = history_candidates(sandbox, funnel=funnel) if "history" in options.kinds else []
     mutated = mutations(read_sources(sandbox, source_files(sandbox)), options.seed) \
         if "mutation" in options.kinds else []
     log(f"{len(history)} history candidates, {len(mutated)} mutation candidates")
@@ -223,15 +229,19 @@ def _candidates(sandbox: Sandbox, options: MakeOptions, log: Callable[[str], Non
     return merged[:options.max_candidates] if options.max_candidates else merged
 
 
+HISTORY_EVERY = 2
+"""One history candidate every this many mutations (history is in its best-first order, see history.py)."""
+
+
 def _interleave(history: list[Candidate], mutated: list[Candidate]) -> list[Candidate]:
-    """One history candidate every four mutations, so both kinds are tried early."""
+    """One history candidate every HISTORY_EVERY mutations, so both kinds are tried early."""
     out: list[Candidate] = []
     h, m = list(history), list(mutated)
     while h or m:
         if h:
             out.append(h.pop(0))
-        out.extend(m[:4])
-        del m[:4]
+        out.extend(m[:HISTORY_EVERY])
+        del m[:HISTORY_EVERY]
     return out
 
 

@@ -40,3 +40,21 @@ def test_trace_maps_tests_to_functions_and_select_runs_only_those(tmp_path: Path
     selected = tmp_path / "select.txt"
     selected.write_text("tests/test_lib.py::test_half\ntests/test_lib.py::test_both")
     assert "2 passed, 1 deselected" in pytest_in(project, plugin_dir, AUTOINSTALL_SELECT=str(selected))
+
+
+def test_history_candidates_also_reach_the_tests_of_the_test_files_their_commit_touched() -> None:
+    reach = CoverageMap(tests={"tests/test_a.py::test_calls": ["lib/a.py::f"], "tests/test_b.py::test_table": [],
+                               "tests/test_c.py::test_other": ["lib/c.py::g"]})
+    history = Candidate(kind="history", bug_patch="", gold_patch="", files=["lib/a.py"],
+                        test_files=["tests/test_b.py"])
+    assert reach.reaching(history) == ["tests/test_a.py::test_calls", "tests/test_b.py::test_table"]
+    assert reach.reaching(history.model_copy(update={"test_files": []})) == ["tests/test_a.py::test_calls"]
+
+
+def test_a_history_commit_that_touched_tests_but_reaches_none_searches_the_whole_suite() -> None:
+    reach = CoverageMap(tests={"tests/test_a.py::test_calls": ["lib/a.py::f"]})
+    tables = Candidate(kind="history", bug_patch="", gold_patch="", files=["lib/tables.py"],
+                       test_files=["tests/examples.py"])
+    assert reach.selection(tables) is None
+    assert reach.selection(tables.model_copy(update={"test_files": []})) == []
+    assert reach.selection(tables.model_copy(update={"files": ["lib/a.py"]})) == ["tests/test_a.py::test_calls"]

@@ -63,6 +63,9 @@ def test_history_and_mutation_tasks_from_a_fixture(base_image: str, tmp_path: Pa
     kinds = sorted(t.kind for t in report.tasks)
     assert kinds == ["history", "mutation"], report.dropped
     assert store.read(env_id) == sorted(report.tasks, key=lambda t: t.instance_id)
+    funnel = report.history
+    assert (funnel.looked_at, funnel.code, funnel.candidates, funnel.validated) == (2, 1, 1, 1), funnel
+    assert funnel.searched == funnel.failing == 1
     history = next(t for t in report.tasks if t.kind == "history")
     assert history.FAIL_TO_PASS == ["tests/test_ranges.py::test_clamp_high"]
     assert "values above the range" in history.problem_statement
