@@ -117,7 +117,10 @@ SERVICES: dict[str, ServiceKind] = {s.name: s for s in [
         name="postgresql", images=("postgres", "postgresql", "postgis"), packages=("postgresql",), port=5432,
         prepare=f'{_PG_CLUSTER}pg_ctlcluster "$1" "$2" stop 2>/dev/null || true; '
                 "for f in /etc/postgresql/*/*/pg_hba.conf; do printf '%s\\n' 'local all all trust' "
-                "'host all all 127.0.0.1/32 trust' 'host all all ::1/128 trust' > \"$f\"; done",
+                "'host all all 127.0.0.1/32 trust' 'host all all ::1/128 trust' > \"$f\"; done; "
+                # A test database is thrown away: durability only slows the suite (and every task validation).
+                "for d in /etc/postgresql/*/*/conf.d; do printf '%s\\n' 'fsync = off' 'synchronous_commit = off' "
+                "'full_page_writes = off' > \"$d/autoinstall-tests.conf\"; done",
         start=f"if {_NO_PROCESS.format(comm='postgres')}; then rm -f /var/lib/postgresql/*/*/postmaster.pid "
               f"/var/run/postgresql/.s.PGSQL.*; fi; {_PG_CLUSTER}pg_ctlcluster \"$1\" \"$2\" start",
         ready="pg_isready -q -h 127.0.0.1 -p 5432", provision=_postgres_provision,

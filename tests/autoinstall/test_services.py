@@ -43,6 +43,7 @@ def test_the_install_command_is_valid_bash_and_writes_one_file_per_service() -> 
     assert command.count(f"cat > {START_D}/") == 2 and f"chmod +x {START}" in command
     assert "postgresql redis-server\n" in command and "-O postgres app" in command
     assert command.index("pg_hba.conf") < command.index(f"\n{START}\n") < command.index("CREATE ROLE")
+    assert command.index("'fsync = off' 'synchronous_commit = off'") < command.index(f"\n{START}\n")
     # stopped after provisioning: a clean data directory in the image
     assert command.rstrip().endswith('pg_ctlcluster "$1" "$2" stop\nredis-cli -p 6379 shutdown nosave')
 
