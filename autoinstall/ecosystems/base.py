@@ -15,7 +15,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from envs.base import Sandbox, SandboxFactory
-from envs.spec import Diagnosis, Plan, Repair, Step
+from envs.spec import Diagnosis, Evidence, Plan, Repair, Step
 
 Log = Callable[[str], None]
 STUB_DIR = "/opt/autoinstall/stubs"
@@ -52,6 +52,35 @@ class RepairContext(BaseModel):
     def already_tried(self, repair: Repair) -> bool:
         key = repair.model_dump(exclude={"reason"})
         return any(t.model_dump(exclude={"reason"}) == key for t in self.tried)
+
+
+class CompanionNeed(BaseModel):
+    """A leading ecosystem's survey finding that its build needs another ecosystem's toolchain (a Python
+    package whose build compiles a Rust crate)."""
+
+    ecosystem: str
+    """The companion's name, e.g. "rust"."""
+    root: str = "."
+    """The companion project's directory in the checkout (where its manifest is), relative to the root."""
+    evidence: Evidence
+
+
+class Companion(BaseModel):
+    """What a companion ecosystem lends a leading one: Debian packages for the base image, environment
+    variables for the lead's project step, install steps run (online) before and after it, and text for chat
+    models. An ecosystem that can lend its toolchain defines `companion(need=None, repo=None) -> Companion` (an
+    optional member of the protocol): the steps for `need` in checkout `repo`, or without them the toolchain."""
+
+    ecosystem: str
+    packages: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    """Set for the lead's project step (prefixed to its command)."""
+    steps: list[Step] = Field(default_factory=list)
+    """Run before the lead's project step."""
+    after: list[Step] = Field(default_factory=list)
+    """Run right after it (what the build itself resolved is known then)."""
+    chat_environment: str = ""
+    notes: list[str] = Field(default_factory=list)
 
 
 @runtime_checkable

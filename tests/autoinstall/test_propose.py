@@ -64,6 +64,7 @@ EXPECTED = {
     "poetry_lock": ("uv pip install -e . -c /opt/autoinstall-lock.txt", ["iniconfig", "pytest"], "python -m pytest tests"),
     "go_module": ("go build -buildvcs=false ./...", [], "go test -json -count=1 -vet=off ./..."),
     "rust_crate": ("cargo test --no-run --offline", [], "cargo test --no-fail-fast --offline"),
+    "maturin_bindings": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "java_maven": ((f"mvn -B -ntp test -Dtest=CalcTest -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false "
                     f"-Dmaven.test.failure.ignore=true {GATES_OFF}"), [],
                    f"mvn -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF}"),

@@ -17,6 +17,7 @@ from autoinstall.ecosystems.python.repairs import SERVICE_FAILURE, repair
 from autoinstall.ecosystems.python.stubs import build_stub_wheel, files_importing, stub_version
 from autoinstall.ecosystems.python.survey import survey
 from autoinstall.ecosystems.python.survey.facts import RepoFacts
+from autoinstall.ecosystems.python.survey.rustbuild import takes_lead
 from autoinstall.ecosystems.python.timemachine import as_of
 from autoinstall.ecosystems.repofiles import RepoFiles
 from envs.base import Sandbox, SandboxFactory
@@ -49,6 +50,11 @@ class PythonEcosystem:
     def detect(self, repo: Path) -> bool:
         return any((repo / name).is_file() for name in MARKERS) or any(repo.glob("requirements*.txt")) \
             or any(repo.glob("*.py"))
+
+    def takes_lead(self, repo: Path) -> bool:
+        """Lead even where Rust detects a root Cargo.toml: the package's build compiles the crate (maturin,
+        setuptools-rust) and it has Python tests; its plan then borrows Rust's toolchain (a companion)."""
+        return takes_lead(repo)
 
     def survey(self, repo: Path) -> RepoFacts:
         return survey(repo)

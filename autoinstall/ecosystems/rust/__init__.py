@@ -4,22 +4,21 @@ crates vendored into the image, tested with `cargo test` read per test from libt
 Files: `survey.py` (RustFacts from Cargo.toml, Cargo.lock, -sys crates, rust-toolchain, CI), `proposal.py`
 (facts -> plan), `diagnosis.py` + `repairs.py` (failure -> fix: -sys crates' Debian packages, an MSRV-aware
 `cargo update` when a dependency needs a newer rustc, a stale Cargo.lock, deselecting tests that need a
-service or the internet), `pins.py` (Cargo.lock as the pins, the registry cache warm-up).
+service or the internet), `pins.py` (Cargo.lock as the pins, the registry cache warm-up),
+`companion.py` (the toolchain a Python package built by maturin or setuptools-rust borrows).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 from autoinstall.ecosystems.rules import LockPinned
+from autoinstall.ecosystems.rust.companion import PACKAGES, companion
 from autoinstall.ecosystems.rust.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
 from autoinstall.ecosystems.rust.pins import constraints, freeze, warm
 from autoinstall.ecosystems.rust.proposal import propose_plan
 from autoinstall.ecosystems.rust.repairs import repair
 from autoinstall.ecosystems.rust.survey import RustFacts, survey
 from envs.spec import Plan
-
-PACKAGES = ("cargo", "rustc")
-"""Debian's Rust, added to the base image (trixie: 1.85); pkg-config is in every base image already."""
 
 
 class RustEcosystem(LockPinned):
@@ -51,6 +50,8 @@ class RustEcosystem(LockPinned):
     freeze = staticmethod(freeze)
     warm = staticmethod(warm)
     constraints = staticmethod(constraints)
+    companion = staticmethod(companion)
+    """What a leading ecosystem whose build compiles a crate borrows (companion.py)."""
 
     def propose(self, facts: RustFacts, repo: Path, toolchains: tuple[str, ...]) -> Plan:  # type: ignore[override]
         # `toolchains` are the model's Python versions, not Rust's: the image is always this ecosystem's.

@@ -2,7 +2,8 @@
 
 Files: `facts.py` (RepoFacts), `project.py` + `poetry.py` + `setuppy.py`
 (build and dependencies), `tasks.py` (tox, nox, hatch), `testing.py` (pytest config, test layout),
-`ci.py` + `commands.py` (CI, make, just, poe, docs), `layout.py` (requirements, packages, imports).
+`ci.py` + `commands.py` (CI, make, just, poe, docs), `layout.py` (requirements, packages, imports),
+`rustbuild.py` (a build that compiles Rust: the companion need, and when Python leads over a root Cargo.toml).
 Files are read through `autoinstall/ecosystems/repofiles.py` (safe loaders, shared by every ecosystem).
 """
 
@@ -20,6 +21,7 @@ from autoinstall.ecosystems.python.survey.layout import (
     read_requirements,
 )
 from autoinstall.ecosystems.python.survey.project import read_project
+from autoinstall.ecosystems.python.survey.rustbuild import read_rust_build
 from autoinstall.ecosystems.python.survey.tasks import read_hatch, read_nox, read_tox
 from autoinstall.ecosystems.python.survey.testing import read_pytest_config, read_test_layout
 from autoinstall.ecosystems.repofiles import RepoFiles
@@ -60,5 +62,6 @@ def survey(repo: Path) -> RepoFacts:
     _guarded(files, "read_test_layout", lambda: read_test_layout(files, facts))
     _guarded(files, "read_imports", lambda: read_imports(files, facts, local))
     _guarded(files, "read_compiled", lambda: read_compiled(files, facts))
+    _guarded(files, "read_rust_build", lambda: read_rust_build(files, facts))
     facts.notes = files.notes + facts.notes
     return facts

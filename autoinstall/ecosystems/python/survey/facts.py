@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from autoinstall.ecosystems.base import CompanionNeed
 from envs.spec import Evidence
 
 BuildBackend = Literal[
@@ -252,5 +253,7 @@ class RepoFacts(BaseModel):
     """The checkout has a `.git` (setuptools-scm and friends can read it)."""
     setup_imports: list[str] = Field(default_factory=list)
     """Third-party modules setup.py imports at build time (numpy, Cython, ...)."""
+    companions: list[CompanionNeed] = Field(default_factory=list)
+    """Other ecosystems' toolchains the build needs (a maturin or setuptools-rust crate: survey/rustbuild.py)."""
     notes: list[str] = Field(default_factory=list)
     """Things that could not be read (malformed files) or that the plan should know."""
