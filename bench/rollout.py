@@ -7,7 +7,8 @@
 terminal `ls | head -5`) with a
 --think-ms pause after each call: tool latency p50/p99; (b) the same load back to back: calls/s;
 (c) resets timed while the other environments run (a), during --episode-s episodes: --resetters environments reset
-in place (`in_place=True`: processes killed, changed files copied back) and as many again, the baseline, swap to
+in place (the default: processes killed, changed files copied back; each resets once untimed first, which starts
+the image's pristine container) and as many again, the baseline (`in_place=False`), swap to
 a prestarted container, the old one's removal included; (d) fork time (`Environment.fork()`: the files the
 episode changed copied into the prestarted container), alternating with the baseline `fork(copy=False)` (commit
 + a new container + its tool server); (e) memory per environment: its
@@ -254,6 +255,7 @@ def main() -> None:
         start = time.perf_counter()
         with ThreadPoolExecutor(START_WORKERS) as pool:
             list(pool.map(lambda e: e.reset(), envs))
+            list(pool.map(lambda e: e.reset(), envs[: a.resetters]))  # the first in place: starts the pristine one
         startup_s = time.perf_counter() - start
         path = envs[0].step("terminal", {"command": find_file_command()}).output.splitlines()[0].strip()
         loads = [Load(e, path) for e in envs]

@@ -1,8 +1,8 @@
-"""Environment: the runtime an RL trainer or an agent calls, one container per episode.
+"""Environment: the runtime an RL trainer or an agent calls; one container, back to the image's state each reset.
 
     spec = RuntimeSpec.from_spec_file("envs/foo/spec.json")
     with Environment(spec, profile="anthropic") as env:
-        info = env.reset()                       # a fresh container from the image + its tool server
+        info = env.reset()                       # the image's state (in place after the first) + tool server
         obs = env.step("bash", {"command": "ls"})
         reward = env.reward()                    # pass fraction of the verification tests
 

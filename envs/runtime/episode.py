@@ -67,7 +67,7 @@ def reset_in_place(episode: Episode, view: HostView, pristine: HostView) -> bool
     sandbox, session = episode
     try:
         done = session.call("reset", call_timeout=RESET_TIMEOUT_S)
-        if done.get("left") or done.get("scratch_left") or sandbox.limit_error:
+        if done.get("left") or done.get("scratch_left") or done.get("ipc_left") or sandbox.limit_error:
             return False
         sync(view.upper, pristine.merged, view.merged, view.skip | pristine.skip)
     except (OSError, ToolError, ToolServerError):

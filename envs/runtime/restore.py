@@ -119,6 +119,8 @@ def _fix(src: Path, dst: Path) -> bool:
                 return False
         elif stat.S_ISREG(s.st_mode):
             if same_owner and s.st_mode == t.st_mode and s.st_size == t.st_size and _same_bytes(src, dst):
+                if s.st_mtime_ns != t.st_mtime_ns:  # `touch`ed only: build tools and caches go by mtimes
+                    os.utime(dst, ns=(s.st_atime_ns, s.st_mtime_ns))
                 return False
         elif same_owner and s.st_mode == t.st_mode and s.st_rdev == t.st_rdev:
             return False

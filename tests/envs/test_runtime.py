@@ -64,24 +64,29 @@ def _containers(label: str) -> list[str]:
     return out.split()
 
 
-@pytest.mark.parametrize("prestart", [False, True])
-def test_reset_starts_a_fresh_container_each_episode(spec: RuntimeSpec, prestart: bool) -> None:
+@pytest.mark.parametrize(("prestart", "in_place"), [(False, True), (True, True), (False, False), (True, False)])
+def test_reset_starts_each_episode_from_the_image(spec: RuntimeSpec, prestart: bool, in_place: bool) -> None:
     label = uuid.uuid4().hex
-    env = Environment(spec, prestart=prestart, labels=RUN_LABEL | {"autoinstall.test.env": label})
+    env = Environment(spec, prestart=prestart, in_place=in_place,
+                      labels=RUN_LABEL | {"autoinstall.test.env": label})
     try:
         first = env.reset()
         assert {t["function"]["name"] for t in first["tools"]} >= {"read_file", "edit_file", "terminal"}
-        assert first["workdir"] == "/workspace" and first["episode"] == 1
+        assert first["workdir"] == "/workspace" and first["episode"] == 1 and not first["in_place"]
+        if not prestart:  # no pristine container yet: an environment reset once (verl, mini-swe) never starts one
+            assert len(_containers(label)) == 1
         assert not env.step("create_file", {"path": "scratch.txt", "content": "mine\n"}).is_error
         assert "mine" in env.step("read_file", {"path": "scratch.txt"}).output
         second = env.reset()
-        assert second["container_id"] != first["container_id"] and second["episode"] == 2
-        assert (first["prestarted"], second["prestarted"]) == (False, prestart)
+        assert second["episode"] == 2 and second["in_place"] == in_place  # in place is the default
+        # a fresh container (the started-ahead one with prestart) only when not in place
+        assert (second["container_id"] != first["container_id"]) == (not in_place)
+        assert (first["prestarted"], second["prestarted"]) == (False, prestart and not in_place)
         gone = env.step("read_file", {"path": "scratch.txt"})
         assert gone.is_error and "scratch.txt" in gone.output
     finally:
         env.close()
-    assert _containers(label) == []  # the episodes', the old ones' and the prestarted one
+    assert _containers(label) == []  # the episodes', the old ones', the prestarted and the pristine one
 
 
 def test_steps_run_the_tools_and_report_model_mistakes(env: Environment) -> None:

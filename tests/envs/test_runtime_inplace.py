@@ -121,11 +121,16 @@ def test_sync_follows_the_guide_and_sees_whiteouts(tmp_path: Path) -> None:
         (guide / name).write_text("")
     os.mknod(guide / "deleted.txt", stat.S_IFCHR | 0o000, os.makedev(0, 0))
     (target / "untouched.txt").write_text("not in the guide, not in the source")
+    (guide / "touched.txt").write_text("")  # only its mtime changed
+    for root, mtime in ((source, 1_000_000_000), (target, 2_000_000_000)):
+        (root / "touched.txt").write_text("same bytes")
+        os.utime(root / "touched.txt", (mtime, mtime))
     sync(guide, source, target)
     assert (target / "changed.txt").read_text() == "pristine"
     assert (target / "deleted.txt").read_text() == "was here"
     assert not (target / "added.txt").exists() and not (target / "untouched.txt").exists()
     assert (target / "d" / "sub" / "deep.txt").read_text() == "deep"
+    assert os.stat(target / "touched.txt").st_mtime == 1_000_000_000
     assert stat.S_IMODE(os.stat(target / "same.txt").st_mode) == stat.S_IMODE(os.stat(source / "same.txt").st_mode)
     with pytest.raises(FileNotFoundError):  # a source that is gone must not read as "delete everything"
         sync(guide, tmp_path / "gone", target)

@@ -161,3 +161,23 @@ def test_server_answers_every_malformed_request(tmp_path: Path) -> None:
     answers = {a["id"]: a for a in map(json.loads, proc.stdout.splitlines())}
     assert "unknown op" in answers[1]["error"] and "JSON object" in answers[2]["error"]
     assert "bad arguments" in answers[3]["error"]
+
+
+SYSV_PROBE = """
+import ctypes, sys
+from tools.server.reset import _sysv_ids, remove_sysv_ipc
+c = ctypes.CDLL(None)
+made = [c.shmget(0x5eed, 4096, 0o1666), c.semget(0x5eed, 1, 0o1666), c.msgget(0x5eed, 0o1666)]
+assert -1 not in made and len(_sysv_ids()) == 3, (made, _sysv_ids())
+print(remove_sysv_ipc(), len(_sysv_ids()))
+"""
+
+
+def test_reset_removes_sysv_ipc_objects() -> None:
+    """In an IPC namespace of its own (never the host's): shared memory, a semaphore set, a message queue."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("a private IPC namespace needs root and unshare(1)")
+    out = subprocess.run(["unshare", "--ipc", sys.executable, "-c", SYSV_PROBE], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[2], timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "0"]

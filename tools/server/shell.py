@@ -236,8 +236,15 @@ class Shell:
     def close(self) -> None:
         """Kill the shell and everything in its session."""
         self.dead = True
-        for pgid in set(_session_procs(self.proc.pid).values()) | {self.proc.pid}:
-            kill_group(pgid)
+        kill_group(self.proc.pid)
+        # Job control gives each background job a group of its own, and a fork bomb keeps making new ones while
+        # the ones seen are killed: look again until the session is empty (bounded, as kill_group is).
+        for _ in range(200):
+            groups = set(_session_procs(self.proc.pid).values())
+            if not groups:
+                break
+            for pgid in groups:
+                kill_group(pgid)
         try:
             self.proc.wait(1)
         except subprocess.TimeoutExpired:
