@@ -193,6 +193,9 @@ class Verification(BaseModel):
     """The suite's size, by the runner (None for runners that cannot collect)."""
     counts: dict[str, int] = Field(default_factory=dict)
     """Over all runs, per test: passed (in every run), failed, error, skipped, flaky."""
+    crashed_runs: list[TestRun] = Field(default_factory=list)
+    """Runs whose process died on a crash signal (SIGSEGV, SIGBUS, SIGABRT, ...) before reporting any test; each
+    was run again once (at most one retry per verification), so `runs` holds the retries."""
 
     @property
     def last_run(self) -> TestRun | None:
@@ -264,7 +267,7 @@ class Repair(BaseModel):
 SPEC_FORMAT = "autoinstall-env/1"
 
 FailureClass = Literal["source_error", "no_build_files", "no_tests", "install_failed", "collection_failed",
-                       "tests_failing", "narrow_suite", "deselection_cap", "tests_timeout", "verify_timeout", "memory_limit", "disk_limit", "budget_exhausted", "infrastructure",
+                       "tests_failing", "tests_crashed", "narrow_suite", "deselection_cap", "tests_timeout", "verify_timeout", "memory_limit", "disk_limit", "budget_exhausted", "infrastructure",
                        "rebuild_mismatch", "model_error"]
 
 

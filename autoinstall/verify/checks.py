@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import shlex
+import signal
 import time
 
 from envs.base import Sandbox
@@ -23,12 +24,27 @@ KILLED = 137
 """Exit status of a process ended by SIGKILL: the kernel's OOM killer inside a memory-limited sandbox."""
 
 
+CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
+"""Signals that mean the test process itself crashed (not a timeout's or the OOM killer's SIGKILL)."""
+
+
+def crash_signal(run: TestRun) -> str | None:
+    """The crash signal's name when the run died on one before reporting any test (shell: 128+N), else None."""
+    if run.timed_out or reported_tests(run) or run.exit_code is None:
+        return None
+    number = run.exit_code - 128 if run.exit_code > 128 else -run.exit_code
+    crash = next((s for s in CRASH_SIGNALS if s.value == number), None)
+    return crash.name if crash else None
+
+
 def run_failure_class(run: TestRun) -> FailureClass:
-    """Why a test run that did not pass failed: timeout, memory, collection (none ran), or the tests."""
+    """Why a test run that did not pass failed: timeout, memory, a crash, collection (none ran), or the tests."""
     if run.timed_out:
         return "tests_timeout"
     if run.exit_code == KILLED and not run.collection_ok:
         return "memory_limit"
+    if crash_signal(run):
+        return "tests_crashed"
     return "collection_failed" if not run.collection_ok or not reported_tests(run) else "tests_failing"
 
 
@@ -42,6 +58,8 @@ def empty_run_reason(run: TestRun, collection: Collection | None) -> str:
     lines = [ln for ln in run.output_tail.strip().splitlines() if ln.strip()]
     printed = f"its last line: {lines[-1].strip()[:200]!r}" if lines else "it printed nothing"
     reason = f"the test command reported no test at all (exit {run.exit_code}; {printed})"
+    if crashed := crash_signal(run):
+        reason = f"the test process crashed ({crashed}, exit {run.exit_code}) before reporting a test ({printed})"
     if collection is not None and collection.command == 0:
         reason += ": the suite collects no tests"
     elif collection is not None and collection.selected == 0:
@@ -171,21 +189,29 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
     checks = [run_check(sandbox, c, timeout_s, env, deselected) for c in plan.checks
               if c.kind not in ("tests", "collect") or (c.kind == "collect" and collects(plan.test_runner))]
     collection = count_suite(sandbox, plan, deselected, timeout_s, env)
-    test_runs = []
-    if test_command(plan) is not None:
-        for _ in range(runs):
-            remaining = max(60.0, timeout_s - (time.monotonic() - started))
-            test_runs.append(run_tests(sandbox, test_command(plan), plan.test_runner, deselected, remaining, env,
-                                       per_test_timeout_s))
+    test_runs: list[TestRun] = []
+    crashed: list[TestRun] = []
+    while test_command(plan) is not None and len(test_runs) < runs:
+        remaining = max(60.0, timeout_s - (time.monotonic() - started))
+        run = run_tests(sandbox, test_command(plan), plan.test_runner, deselected, remaining, env,
+                        per_test_timeout_s)
+        if crash_signal(run) and not crashed:  # once: a process that crashes again is the verdict
+            crashed.append(run.model_copy(update={"output": ""}))
+            continue
+        test_runs.append(run)
+        if crash_signal(run):
+            break
     if plan.test_runner in LISTING_IS_LOWER_BOUND:
         collection = with_ran(collection, combine(test_runs))
     ok, reason = judge(checks, test_runs, threshold, collection, max_deselected)
     # The whole outputs were for diagnosis, which follows no verification: the record keeps the tails.
     checks = [c.model_copy(update={"output": ""}) for c in checks]
     test_runs = [r.model_copy(update={"output": ""}) for r in test_runs]
+    if crashed:
+        reason += f" (a run crashed with {crash_signal(crashed[0])} before reporting a test and was run again)"
     return Verification(verified=ok, reason=reason, checks=checks, runs=test_runs, flaky=flaky_tests(test_runs),
                         threshold=threshold, max_deselected=max_deselected, collection=collection,
-                        counts=combine(test_runs))
+                        counts=combine(test_runs), crashed_runs=crashed)
 
 
 def count_suite(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], timeout_s: float,

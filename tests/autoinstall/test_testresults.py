@@ -1,12 +1,14 @@
 from autoinstall.verify import judge_spec
 from autoinstall.verify.checks import (
     combine,
+    crash_signal,
     flaky_tests,
     judge,
     narrow_suite,
     partial_reasons,
     pass_rate,
     run_failure_class,
+    verify,
 )
 from envs.base import ExecResult
 from envs.fake import FakeSandbox
@@ -182,3 +184,33 @@ def test_a_suite_that_reports_no_test_gets_a_recorded_reason() -> None:
     judge_spec(spec, Verification(verified=False, reason=reason, runs=[silent, silent], collection=nothing))
     assert spec.failure is not None and spec.failure.failure_class == "collection_failed"
     assert "printed nothing" in spec.failure.message
+
+
+def _crashing_suite(crashes: int) -> FakeSandbox:
+    """A unittest suite whose first `crashes` runs die on SIGSEGV (exit 139) before reporting any test."""
+    runs = {"n": 0}
+
+    def behaviour(sb: FakeSandbox, cmd: str, env: dict[str, str]) -> ExecResult | None:
+        if not cmd.startswith("python -m unittest -v"):
+            return None
+        runs["n"] += 1
+        if runs["n"] <= crashes:
+            return ExecResult(exit_code=139, stderr="Segmentation fault (core dumped)\n")
+        return ExecResult(exit_code=0, stderr="test_a (t.T.test_a) ... ok\n\nRan 1 test in 0.1s\n\nOK\n")
+
+    return FakeSandbox(behaviour=behaviour).start()
+
+
+def test_a_run_that_crashes_before_reporting_is_run_again_once_and_recorded() -> None:
+    plan = Plan(test_command="python -m unittest -v", test_runner="unittest")
+    once = verify(_crashing_suite(1), plan, [], runs=2)
+    assert once.verified and len(once.runs) == 2
+    assert [r.exit_code for r in once.crashed_runs] == [139]
+    assert "a run crashed with SIGSEGV before reporting a test and was run again" in once.reason
+    twice = verify(_crashing_suite(2), plan, [], runs=2)
+    assert not twice.verified and "crashed (SIGSEGV, exit 139)" in twice.reason
+    spec = EnvSpec(status="failed", source=SourceRecord(repo="r", name="r"), model="embedded", plan=plan)
+    judge_spec(spec, twice)
+    assert spec.failure is not None and spec.failure.failure_class == "tests_crashed"
+    killed = TestRun(exit_code=137, output_tail="Killed\n", counts=parse_summary(""))
+    assert crash_signal(killed) is None  # SIGKILL is the OOM killer's or a timeout's, not a crash
