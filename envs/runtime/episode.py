@@ -42,8 +42,11 @@ class ForkSandbox(DockerSandbox):
 def episode_config(spec: RuntimeSpec, labels: dict[str, str], base_url: str | None,
                    image: str | None = None) -> DockerSandboxConfig:
     """How an episode's container is started (from `image`, default `spec.image`)."""
+    # No bytecode is written during an episode: an edit that keeps a file's size within the second of an
+    # earlier import (`a + b` -> `a - b`) would otherwise run the stale .pyc, and the reward would lie.
+    env = {"PYTHONDONTWRITEBYTECODE": "1", **spec.env}
     return DockerSandboxConfig(image=image or spec.image, workdir=spec.workdir, limits=spec.limits,
-                               network=spec.network, env=spec.env, labels=labels, base_url=base_url, channel=True)
+                               network=spec.network, env=env, labels=labels, base_url=base_url, channel=True)
 
 
 def start_episode(spec: RuntimeSpec, labels: dict[str, str], base_url: str | None,

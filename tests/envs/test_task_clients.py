@@ -46,9 +46,12 @@ def test_environment_reset_task_starts_from_the_bug(stored: tuple[Catalog, Task]
         assert "a + b" in env.step("read_file", {"path": "calc.py"}).output.split("def sub")[1]
         before = env.reward()
         assert (before.value, before.passed, before.total) == (0.0, 1, 2)
+        env.step("terminal", {"command": "cp -p calc.py /tmp/calc.before"})
         obs = env.step("edit_file", {"path": "calc.py", "old_str": "def sub(a, b):\n    return a + b",
                                      "new_str": "def sub(a, b):\n    return a - b"})
         assert not obs.is_error, obs.output
+        # Same size and mtime as when the suite imported it: a .pyc written then would still be taken.
+        env.step("terminal", {"command": "touch -r /tmp/calc.before calc.py"})
         assert env.reward().value == 1.0
         env.reset(task)  # a new episode starts from the bug again
         assert env.reward().value == 0.0
