@@ -98,6 +98,7 @@ def test_harbor_task_has_a_goal_the_bug_and_the_gold_patch(catalog: Catalog, sto
     assert "--require-all" in test_sh and "--ignore=tests/test_gone.py" in test_sh
     # the task's test files are kept in the image and put back before the verifier runs them
     assert "cp --parents tests/test_calc.py /opt/autoinstall/task-tests/" in dockerfile
+    assert "ENV PYTHONDONTWRITEBYTECODE=1" in dockerfile  # the agent's runs leave no .pyc the verifier would take
     assert "cp /opt/autoinstall/task-tests/tests/test_calc.py tests/test_calc.py" in test_sh
     no_host_paths(out, tmp_path)
     public = export(catalog, tmp_path / "out2", "harbor", verifier_network="public", agent_user=None)
