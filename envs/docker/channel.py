@@ -19,7 +19,8 @@ import socket
 import struct
 import tempfile
 import time
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,19 @@ class ChannelMixin:
             listener.close()
             return None
         return accept_from(listener, self._cid, timeout)
+
+    @contextmanager
+    def frozen(self) -> Iterator[None]:
+        """The container's processes frozen (cgroup freezer, as `docker commit` does) while the host reads its
+        files: nothing in it can swap a directory for a symlink out of it, or half-write a file, meanwhile."""
+        api = self._client.api  # type: ignore[attr-defined]
+        with self._engine("pause"):  # type: ignore[attr-defined]
+            api.pause(self._cid)
+        try:
+            yield
+        finally:
+            with self._engine("unpause"):  # type: ignore[attr-defined]
+                api.unpause(self._cid)
 
     def host_view(self) -> dict[str, Any] | None:
         """The container's file system as this host sees it, for copying files in place of the engine

@@ -257,7 +257,7 @@ class Environment:
                 if not self._closed:  # the next fork's container (or the next reset's), started meanwhile
                     self._spare = executor().submit(self._start_episode)
             fresh = fresh or self._start_episode()
-            if not copy_episode(view, fresh):
+            if not copy_episode(episode, view, fresh):
                 end_episode(fresh)
                 fresh = None
         child._sandbox, child._session = fresh or fork_episode(episode, self.spec, self.labels, self.base_url,

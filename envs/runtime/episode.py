@@ -8,6 +8,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from envs.docker import DockerSandbox, DockerSandboxConfig, remove_image
+from envs.errors import EnvError
 from envs.runtime.fastcall import DirectSession
 from envs.runtime.restore import HostView, sync
 from envs.runtime.spec import RuntimeSpec
@@ -78,15 +79,18 @@ def reset_in_place(episode: Episode, view: HostView, pristine: HostView) -> bool
     return session.alive
 
 
-def copy_episode(view: HostView, fresh: Episode) -> bool:
-    """Give the fresh episode the file system of the episode seen at `view` by copying what that one changed (no
-    commit); False when the fresh one is not reachable from this host or a copy failed (commit instead)."""
+def copy_episode(parent: Episode, view: HostView, fresh: Episode) -> bool:
+    """Give the fresh episode the file system of `parent` (seen at `view`) by copying what that one changed (no
+    commit), the parent frozen meanwhile: its processes run on, and what they are is strangers' code that must not
+    steer this host's copying with symlinks swapped in mid-walk. False when the fresh one is not reachable from
+    this host or a copy failed (commit instead)."""
     target = HostView.of(fresh[0])
     if target is None:
         return False
     try:
-        sync(view.upper, view.merged, target.merged, view.skip | target.skip)
-    except OSError:
+        with parent[0].frozen():  # type: ignore[attr-defined]
+            sync(view.upper, view.merged, target.merged, view.skip | target.skip)
+    except (OSError, EnvError):
         return False
     return True
 

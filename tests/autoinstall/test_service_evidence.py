@@ -76,6 +76,17 @@ def test_compose_file_under_tests_and_its_variants(tmp_path: Path) -> None:
     assert "rabbitmq-server" in _service_step(_plan(root)) and "memcached" in _service_step(_plan(root))
 
 
+def test_a_compose_folder_linked_out_of_the_checkout_is_not_listed(tmp_path: Path) -> None:
+    outside = tmp_path / "host"
+    outside.mkdir()
+    (outside / "docker-compose.yml").write_text("services:\n  db:\n    image: postgres:16\n")
+    root = _repo(tmp_path / "repo", {})
+    (root / "ci").symlink_to(outside)
+    facts = survey(root)
+    assert facts.services == []
+    assert not any("docker-compose" in n for n in facts.notes)  # not even its name reaches the plan
+
+
 def test_an_unknown_image_is_not_a_service(tmp_path: Path) -> None:
     root = _repo(tmp_path, {"compose.yml": "services:\n  web:\n    image: python:3.12-slim\n"
                                            "  worker:\n    build: .\n  proxy:\n    image: nginx\n"})

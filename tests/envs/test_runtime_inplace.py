@@ -10,9 +10,11 @@ import threading
 import uuid
 from pathlib import Path
 
+import docker
 import pytest
 
 from envs.runtime import Environment, RuntimeSpec
+from envs.runtime import episode as episode_module
 from envs.runtime.restore import sync
 from tests.envs.test_runtime import (  # noqa: F401  (pytest fixtures)
     ADD,
@@ -53,12 +55,24 @@ def test_in_place_reset_brings_back_the_image_state(spec: RuntimeSpec) -> None: 
 
 
 @pytest.mark.docker
-def test_fork_by_copy_is_independent_and_carries_deletions(spec: RuntimeSpec) -> None:  # noqa: F811
+def test_fork_by_copy_is_independent_and_carries_deletions(spec: RuntimeSpec,  # noqa: F811
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     label = uuid.uuid4().hex
+    seen: list[bool] = []
+
+    def watched_sync(*args: object, **kwargs: object) -> int:
+        # The parent runs strangers' code: frozen while this host copies from it, or it could swap symlinks in.
+        state = docker.from_env().api.inspect_container(env.container_id)["State"]
+        seen.append(state["Paused"])
+        return sync(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(episode_module, "sync", watched_sync)
     with Environment(spec, prestart=True, labels=RUN_LABEL | {"autoinstall.test.env": label}) as env:
         env.reset()
         env.step("terminal", {"command": "rm tests/test_calc.py && echo kept > notes.txt && chmod 600 notes.txt"})
         child = env.fork()
+        assert seen == [True]
+        assert not docker.from_env().api.inspect_container(env.container_id)["State"]["Paused"]
         try:
             info = child.step("terminal", {"command": "ls tests; stat -c %a notes.txt; cat notes.txt"}).output
             assert info.splitlines()[:2] == ["600", "kept"]
