@@ -3,7 +3,9 @@ a batch runner killed by its scheduler must not leave containers behind)."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -43,3 +45,39 @@ def test_sigterm_during_a_tool_call_removes_its_container(base_image: str, wait_
         assert containers_from(image) == []
     finally:
         subprocess.run(["docker", "rmi", image], capture_output=True, check=False)
+
+
+def _owned_by(pid: int, kind: str) -> list[str]:
+    """Containers/images/volumes that the process `pid` created (their owner label names it)."""
+    label = f"label=autoinstall.owner={socket.gethostname()}:{pid}:engine"
+    cmd = {"container": ["docker", "ps", "-aq"], "image": ["docker", "images", "-aq"],
+           "volume": ["docker", "volume", "ls", "-q"]}[kind]
+    return subprocess.run([*cmd, "--filter", label], capture_output=True, text=True, check=True).stdout.split()
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_build_removes_its_sandbox_snapshots_and_cache_layer_and_frees_the_lock(
+        base_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build killed by its scheduler mid-install (here: while its suite blocks on a hanging test, after the
+    first snapshot) leaves nothing on the engine, and the next build of the same repository can start."""
+    home = tmp_path / "home"
+    env = {**os.environ, "AUTOINSTALL_HOME": str(home)}
+    repo = ROOT / "tests" / "fixtures" / "repos" / "hanging_test"
+    run = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "run", str(repo), "--out", str(tmp_path / "env")],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 600
+    while not _owned_by(run.pid, "image"):  # the first snapshot
+        assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+        time.sleep(0.5)
+    assert _owned_by(run.pid, "container")
+    run.send_signal(signal.SIGTERM)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == 130, err
+    assert (_owned_by(run.pid, "container"), _owned_by(run.pid, "image"), _owned_by(run.pid, "volume")) == ([], [], [])
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(home))
+    from autoinstall.record.lock import build_lock  # noqa: PLC0415 (after AUTOINSTALL_HOME is set)
+    from autoinstall.source import check_out  # noqa: PLC0415
+
+    record = check_out(str(repo), None, tmp_path / "checkout")
+    with build_lock(record.repo, record.revision, "embedded", "hanging_test"):
+        pass  # free: no BuildLockedError

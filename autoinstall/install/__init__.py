@@ -24,7 +24,11 @@ def install(plan: Plan, src: Path, model: object, factory: SandboxFactory, ecosy
     installer = Installer(plan, src, model, make, ecosystem=ecosystem, log_dir=log_dir, report=report,
                           budgets=options.budgets.model_copy(update={"threshold": options.threshold}))
     installer.result.env.update(env)
-    return installer.run()
+    try:
+        return installer.run()
+    except BaseException:
+        factory.discard(installer.result.snapshots)  # interrupted (Ctrl-C, SIGTERM): nothing will use them
+        raise
 
 
 __all__ = ["InstallResult", "Installer", "install"]

@@ -11,7 +11,7 @@ import docker
 import docker.errors
 
 from envs.base import LABEL
-from envs.docker.engine import KIND_LABEL
+from envs.docker.engine import KIND_LABEL, owner_labels
 
 LAYERS_DIR = "cache-layers"
 """Beside the shared cache: one folder per live sandbox with its overlay's upper and work directories."""
@@ -26,7 +26,7 @@ def create_cache_layer(api: docker.APIClient, cache_dir: Path) -> tuple[str, Pat
     (layer / "work").mkdir()
     options = f"lowerdir={cache_dir.resolve()},upperdir={layer / 'upper'},workdir={layer / 'work'}"
     api.create_volume(name, driver="local", driver_opts={"type": "overlay", "device": "overlay", "o": options},
-                      labels={LABEL: "1", KIND_LABEL: "cache-layer"})
+                      labels={LABEL: "1", KIND_LABEL: "cache-layer", **owner_labels()})
     return name, layer
 
 

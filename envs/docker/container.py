@@ -13,7 +13,16 @@ from pydantic import Field
 
 from envs.base import LABEL, SandboxSpec
 from envs.docker.channel import CHANNEL_MOUNT
-from envs.docker.engine import CA_ENV, CA_PATH, CAPS, KIND_LABEL, PROXY_VARS, _default_ca_bundle, _engine_info
+from envs.docker.engine import (
+    CA_ENV,
+    CA_PATH,
+    CAPS,
+    KIND_LABEL,
+    PROXY_VARS,
+    _default_ca_bundle,
+    _engine_info,
+    owner_labels,
+)
 
 
 class DockerSandboxConfig(SandboxSpec):
@@ -91,7 +100,7 @@ def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image:
         "command": ["sleep", "infinity"],
         "working_dir": c.workdir,
         "environment": container_env(c),
-        "labels": {LABEL: "1", KIND_LABEL: "sandbox", **c.labels, **(labels or {})},
+        "labels": {LABEL: "1", KIND_LABEL: "sandbox", **owner_labels(), **c.labels, **(labels or {})},
     }
     try:
         return api.create_container(image, host_config=host_config, **spec)["Id"]

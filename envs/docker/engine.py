@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import socket
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ import docker.errors
 import requests
 
 from envs.base import LABEL
+from envs.catalog_owners import owner_alive
 from envs.errors import EngineUnavailableError, EnvError
 
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -22,6 +25,25 @@ CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL"]
 """Capabilities kept: what apt (privilege drop to _apt) and pip need; everything else is dropped."""
 SNAPSHOT_REPO = "autoinstall-snapshot"
 KIND_LABEL = f"{LABEL}.kind"
+OWNER_LABEL = f"{LABEL}.owner"
+"""host:pid:engine of the process that made a container, snapshot or cache layer: `cleanup` leaves those of
+another process that still runs alone (a concurrent build), and removes those whose process is gone."""
+
+
+def owner_labels() -> dict[str, str]:
+    """The owner label of what this process creates on the engine."""
+    return {OWNER_LABEL: f"{socket.gethostname()}:{os.getpid()}:engine"}
+
+
+def owned_by_another_live_process(labels: Mapping[str, str] | None) -> bool:
+    """Whether `labels` name an owner that is another process still running (this process's own things, and
+    those of processes that are gone, are not: their owner cannot be using them)."""
+    owner = (labels or {}).get(OWNER_LABEL, "")
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if not owner or (host == socket.gethostname() and pid == str(os.getpid())):
+        return False
+    return owner_alive(owner)
 _ENGINE_ERRORS = (
     requests.exceptions.RequestException,
     docker.errors.DockerException,

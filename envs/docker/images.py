@@ -13,7 +13,14 @@ from pydantic import BaseModel, Field
 
 from envs.base import LABEL
 from envs.docker.cachelayer import remove_cache_layer
-from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone
+from envs.docker.engine import (
+    _ENGINE_ERRORS,
+    KIND_LABEL,
+    SNAPSHOT_REPO,
+    connect,
+    engine_gone,
+    owned_by_another_live_process,
+)
 from envs.errors import EnvError, ImageBuildError, ImageNotFoundError
 
 
@@ -25,13 +32,18 @@ class CleanupReport(BaseModel):
     images: list[str] = Field(default_factory=list)
     volumes: list[str] = Field(default_factory=list)
     """Private cache layers left by sandboxes that were never stopped."""
+    left_alone: list[str] = Field(default_factory=list)
+    """Containers, snapshots and cache layers of another autoinstall process that still runs (a concurrent
+    build): removing them would break it. They go in a cleanup after that process ends."""
     errors: list[str] = Field(default_factory=list)
 
 
 def cleanup(
     dry_run: bool = False, *, labels: Mapping[str, str] | None = None, base_url: str | None = None
 ) -> CleanupReport:
-    """Remove every container labelled autoinstall=1 and every snapshot image no user name points to.
+    """Remove every container labelled autoinstall=1, every snapshot image no user name points to and every
+    untagged autoinstall image nothing uses, except what another running autoinstall process owns (listed in
+    `left_alone`).
 
     Args:
         dry_run: only list what would be removed.
@@ -50,6 +62,9 @@ def cleanup(
     try:
         api = client.api
         for c in api.containers(all=True, filters={"label": [f"{LABEL}=1", *extra]}):
+            if owned_by_another_live_process(c.get("Labels")):
+                report.left_alone.append(c["Id"])
+                continue
             report.containers.append(c["Id"])
             if not dry_run:
                 _try(report, lambda cid=c["Id"]: api.remove_container(cid, force=True, v=True))
@@ -58,11 +73,23 @@ def cleanup(
             tags = [t for t in img.get("RepoTags") or [] if t != "<none>:<none>"]
             if any(not t.startswith(f"{SNAPSHOT_REPO}:") for t in tags):
                 continue
+            if owned_by_another_live_process(img.get("Labels")):
+                report.left_alone.append(img["Id"])
+                continue
             report.images.append(img["Id"])
             if not dry_run:
                 _try(report, lambda iid=img["Id"]: api.remove_image(iid, force=True))
+        for img in api.images(filters={"dangling": True, "label": [f"{LABEL}=1", *extra]}):
+            if img["Id"] in report.images:
+                continue
+            report.images.append(img["Id"])  # a former environment, replaced by a rebuild of its tag
+            if not dry_run:
+                _try(report, lambda iid=img["Id"]: api.remove_image(iid))
         layers = api.volumes(filters={"label": [f"{KIND_LABEL}=cache-layer", *extra]}).get("Volumes") or []
         for volume in layers:
+            if owned_by_another_live_process(volume.get("Labels")):
+                report.left_alone.append(volume["Name"])
+                continue
             report.volumes.append(volume["Name"])
             if not dry_run:
                 _try(report, lambda v=volume: remove_cache_layer(api, v["Name"], _layer_dir(v)))
@@ -174,10 +201,15 @@ def build_image(
     log: Callable[[str], None] | None = None,
     base_url: str | None = None,
 ) -> str:
-    """Build `context`/Dockerfile as `tag` (legacy builder), streaming lines to `log`; returns the tag."""
+    """Build `context`/Dockerfile as `tag` (legacy builder), streaming lines to `log`; returns the tag.
+
+    The image `tag` named before is removed when the build leaves it without a name and nothing uses it
+    (a rebuilt environment would otherwise leave its former image behind, untagged, on every rebuild).
+    """
     client = connect(base_url, timeout=3600)
     tail: list[str] = []
     try:
+        former = _image_id(client.api, tag)
         for item in client.api.build(
             path=str(context),
             tag=tag,
@@ -197,11 +229,29 @@ def build_image(
                 tail.append(line)
                 if log and line.strip():
                     log(line.rstrip())
+        if former and former != _image_id(client.api, tag):
+            _remove_if_unnamed(client.api, former)
     except _ENGINE_ERRORS as e:
         raise engine_gone(e, f"the build of {tag}", base_url) from e
     finally:
         client.close()
     return tag
+
+
+def _image_id(api: docker.APIClient, ref: str) -> str | None:
+    try:
+        return str(api.inspect_image(ref)["Id"])
+    except docker.errors.NotFound:
+        return None
+
+
+def _remove_if_unnamed(api: docker.APIClient, image_id: str) -> None:
+    """Remove an image that has no tag left, unless a container or another image still uses it."""
+    try:
+        if not [t for t in api.inspect_image(image_id).get("RepoTags") or [] if t != "<none>:<none>"]:
+            api.remove_image(image_id)
+    except docker.errors.APIError:
+        pass  # in use (a container, a child image) or already gone: it stays
 
 
 def save_images(images: list[str], dest: Path, *, base_url: str | None = None) -> Path:

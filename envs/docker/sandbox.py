@@ -24,7 +24,7 @@ from envs.docker.cachelayer import create_cache_layer, remove_cache_layer
 from envs.docker.channel import ChannelMixin
 from envs.docker.container import DockerSandboxConfig, create_container
 from envs.docker.diskwatch import DiskWatch
-from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone
+from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone, owner_labels
 from envs.docker.network import NETWORK, sandbox_network
 from envs.docker.registry import _has_host, pull_image
 from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
@@ -355,7 +355,8 @@ class DockerSandbox(ChannelMixin):
         tag = (
             (re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip(".-")[:80] or "snap") + "-" + uuid.uuid4().hex[:8]
         )
-        labels = {LABEL: "1", KIND_LABEL: "snapshot", f"{LABEL}.label": label[:200], **self.config.labels}
+        labels = {LABEL: "1", KIND_LABEL: "snapshot", f"{LABEL}.label": label[:200], **owner_labels(),
+                  **self.config.labels}
         with self._engine("snapshot"):
             self._api.commit(self._cid, SNAPSHOT_REPO, tag, conf={"Labels": labels, "Env": self._image_env})
         return f"{SNAPSHOT_REPO}:{tag}"

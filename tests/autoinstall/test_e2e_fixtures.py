@@ -3,7 +3,9 @@
 Each case states its expected outcome in tests/fixtures/repos/<case>/expected.json.
 """
 import json
+import os
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +38,12 @@ class ProbeListener:
                 return
             self.connections += 1
             conn.close()
+
+
+def snapshots_of_this_process() -> list[str]:
+    owner = f"label=autoinstall.owner={socket.gethostname()}:{os.getpid()}:engine"
+    return subprocess.run(["docker", "images", "-q", "--filter", owner, "--filter", "label=autoinstall.kind=snapshot"],
+                          capture_output=True, text=True, check=True).stdout.split()
 
 
 @pytest.fixture(scope="session")
@@ -72,6 +80,7 @@ def test_fixture_repository_reaches_its_expected_outcome(case: str, base_image: 
     assert not (shared / "autoinstall-poison-canary").exists()
     assert not any("autoinstall-poison-canary" in p.read_text(errors="replace")
                    for p in shared.rglob("_pytest/__init__.py"))
+    assert snapshots_of_this_process() == [], "a build left its snapshots on the engine"
     if spec.status != "verified":
         return
     run = spec.verification.last_run if spec.verification else None

@@ -43,6 +43,7 @@ EXPECTED = {
     "hostile_cache_poison": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "hostile_memory_bomb": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "hostile_fork_bomb": ("uv pip install -e '.[test]'", [], "python -m pytest"),
+    "hostile_disk_bomb": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "no_build_files": (None, [], None),
     "tasks_mutable": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "python_version_switch": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),

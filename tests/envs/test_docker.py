@@ -10,6 +10,7 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from envs.base import Limits
-from envs.docker import CA_PATH, HOST_CA_BUNDLE, DockerSandbox, check_engine, cleanup
+from envs.docker import CA_PATH, HOST_CA_BUNDLE, DockerSandbox, build_image, check_engine, cleanup
 from envs.errors import EngineUnavailableError, EnvError, SandboxLimitError
 from tests.envs.conftest import RUN_LABEL
 
@@ -209,6 +210,38 @@ def test_labels_and_cleanup_remove_a_leaked_container_and_its_snapshots(base_ima
     leaked.stop()  # already gone: stop stays quiet
 
 
+CONCURRENT_BUILD = """
+import sys, time
+from envs.docker import DockerSandbox
+box = DockerSandbox(image=sys.argv[1], labels={"autoinstall.test": sys.argv[2]}).start()
+snap = box.snapshot("concurrent")
+print(box.container_id, snap, flush=True)
+time.sleep(600)
+"""
+
+
+def test_cleanup_leaves_a_concurrent_build_alone_and_removes_it_once_its_process_is_gone(base_image: str) -> None:
+    """`autoinstall sandbox cleanup` (or `catalog gc`) while another process builds must not pull its container,
+    snapshots or cache layer from under it; once that process is dead, they are leftovers and go."""
+    labels = {"autoinstall.test": uuid.uuid4().hex[:12]}
+    other = subprocess.Popen([sys.executable, "-c", CONCURRENT_BUILD, base_image, labels["autoinstall.test"]],
+                             stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
+    try:
+        assert other.stdout is not None
+        cid, snap = other.stdout.readline().split()
+        snap_id = _inspect("image", snap)["Id"]
+        report = cleanup(labels=labels)
+        assert report.containers == [] and report.images == []
+        assert cid in report.left_alone and snap_id in report.left_alone
+        assert _inspect("container", cid)["State"]["Running"]
+    finally:
+        other.kill()
+        other.wait()
+    report = cleanup(labels=labels)
+    assert report.containers == [cid] and report.images == [snap_id] and report.left_alone == []
+    assert subprocess.run(["docker", "inspect", cid], capture_output=True, check=False).returncode != 0
+
+
 class _SocketProxy:
     """A unix-socket forwarder to the real engine that the test can kill mid-session."""
 
@@ -330,3 +363,29 @@ def test_what_a_command_leaves_running_in_its_group_is_swept_when_it_ends(base_i
         running = sb.exec("for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline; echo; done | grep '^sleep 30'",
                           timeout=30).stdout.split()
         assert running == ["sleep", "301"], running
+
+
+def test_rebuilding_a_tag_removes_the_image_it_replaced_unless_something_uses_it(base_image: str,
+                                                                                 tmp_path: Path) -> None:
+    """A rebuilt environment must not leave its former image behind untagged (hundreds of them filled this
+    machine's disk); an image a container still uses stays."""
+    tag = f"autoinstall-test/rebuilt:{uuid.uuid4().hex[:8]}"
+
+    def build(marker: str) -> str:
+        (tmp_path / "Dockerfile").write_text(f"FROM {base_image}\nRUN echo {marker} > /marker\n")
+        build_image(tmp_path, tag, labels=RUN_LABEL, buildargs={})
+        return _inspect("image", tag)["Id"]
+
+    first = build("one")
+    second = build("two")
+    assert second != first
+    assert subprocess.run(["docker", "image", "inspect", first], capture_output=True, check=False).returncode != 0
+    holder = subprocess.run(["docker", "create", "--label", "autoinstall=1", tag, "true"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    try:
+        third = build("three")
+        assert third != second
+        assert _inspect("image", second)["Id"] == second  # used by a container: kept
+    finally:
+        subprocess.run(["docker", "rm", "-f", holder], capture_output=True, check=False)
+        subprocess.run(["docker", "rmi", "-f", tag, second], capture_output=True, check=False)
