@@ -103,6 +103,8 @@ class TestRun(BaseModel):
     collection_ok: bool = True
     timed_out: bool = False
     """The run hit its timeout and was killed."""
+    forks_refused: int = 0
+    """Processes the sandbox's pids limit refused to create during the run (0 where it cannot be read)."""
     output_tail: str = ""
     output: str = Field(default="", exclude=True, repr=False)
     """The whole output the sandbox kept, for diagnosis (a missing module is named early in a long log); never
@@ -267,7 +269,7 @@ class Repair(BaseModel):
 SPEC_FORMAT = "autoinstall-env/1"
 
 FailureClass = Literal["source_error", "no_build_files", "no_tests", "install_failed", "collection_failed",
-                       "tests_failing", "tests_crashed", "narrow_suite", "deselection_cap", "tests_timeout", "verify_timeout", "memory_limit", "disk_limit", "budget_exhausted", "infrastructure",
+                       "tests_failing", "tests_crashed", "narrow_suite", "deselection_cap", "tests_timeout", "verify_timeout", "memory_limit", "pids_limit", "disk_limit", "budget_exhausted", "infrastructure",
                        "rebuild_mismatch", "model_error"]
 
 

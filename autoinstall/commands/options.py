@@ -40,6 +40,8 @@ MaxDeselected = Annotated[float, typer.Option(
     help="Largest share (0-1) of the suite that may be deselected for `verified`; more makes it `partial`.")]
 MemoryMb = Annotated[int, typer.Option(
     "--memory-mb", min=256, rich_help_panel=ADVANCED, help="Memory cap of each sandbox, in MiB.")]
+Pids = Annotated[int, typer.Option(
+    "--pids", min=64, rich_help_panel=ADVANCED, help="Processes and threads each sandbox may have at once.")]
 DiskMb = Annotated[int, typer.Option(
     "--disk-mb", min=512, rich_help_panel=ADVANCED, help="What each sandbox may write to its disk, in MiB.")]
 LatestDeps = Annotated[bool, typer.Option(

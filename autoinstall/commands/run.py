@@ -19,6 +19,7 @@ from autoinstall.commands.options import (
     MaxDeselected,
     MemoryMb,
     Model,
+    Pids,
     Repo,
     Threshold,
     TimeBudget,
@@ -40,6 +41,7 @@ def run_cmd(
     max_deselected: MaxDeselected = BUILD.max_deselected,
     memory_mb: MemoryMb = BUILD.limits.memory_mb,
     disk_mb: DiskMb = BUILD.limits.disk_mb,
+    pids: Pids = BUILD.limits.pids,
     latest_deps: LatestDeps = BUILD.latest_deps,
     rebuild_check: Annotated[bool, typer.Option(
         "--rebuild-check", help="Rebuild from the Dockerfile and verify.", rich_help_panel=ADVANCED)
@@ -69,7 +71,7 @@ def run_cmd(
     options = BuildOptions(model=model, base_url=base_url, commit=commit, out_dir=out_dir,
                            threshold=threshold, latest_deps=latest_deps, rebuild_check=rebuild_check,
                            python=python, budgets=budgets, max_deselected=max_deselected,
-                           limits=Limits(memory_mb=memory_mb, disk_mb=disk_mb))
+                           limits=Limits(memory_mb=memory_mb, disk_mb=disk_mb, pids=pids))
     with Progress(err, quiet=json_out, verbose=verbose, log_name="run") as progress:
         factory = docker_factory(options.limits, log=progress.log)
         spec = build_environment(repo, options, progress.report, factory)

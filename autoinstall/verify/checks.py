@@ -43,6 +43,8 @@ def run_failure_class(run: TestRun) -> FailureClass:
         return "tests_timeout"
     if run.exit_code == KILLED and not run.collection_ok:
         return "memory_limit"
+    if run.forks_refused:
+        return "pids_limit"
     if crash_signal(run):
         return "tests_crashed"
     return "collection_failed" if not run.collection_ok or not reported_tests(run) else "tests_failing"
@@ -150,6 +152,15 @@ def judge(checks: list[CheckResult], runs: list[TestRun], threshold: float,
     if not runs:
         return False, "no test command"
     last = runs[-1]
+    ok, reason = _judge_runs(runs, last, threshold, collection, max_deselected)
+    if not ok and last.forks_refused:
+        reason += (f" ({last.forks_refused} process creations were refused by the sandbox's process limit: "
+                   "--pids raises it)")
+    return ok, reason
+
+
+def _judge_runs(runs: list[TestRun], last: TestRun, threshold: float, collection: Collection | None,
+                max_deselected: float) -> tuple[bool, str]:
     if last.timed_out:
         return False, f"the test run hit its timeout after {last.duration_s:.0f} s and was killed"
     if last.exit_code == KILLED and not last.collection_ok:

@@ -12,9 +12,11 @@ running them).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from envs.base import Sandbox
+from envs.errors import EnvError
 from envs.spec import Deselection, Plan, TestRun, TestRunner
 from envs.testrun import (
     cargo_runner,
@@ -81,7 +83,26 @@ def run_tests(sandbox: Sandbox, command: str | None, runner: TestRunner, deselec
     per_test = per_test_timeout_s if per_test_timeout_s is not None else min(DEFAULT_PER_TEST_TIMEOUT_S,
                                                                              timeout_s / 4)
     env = {**(env or {}), TIMEOUT_ENV: f"{per_test:g}"}
-    return RUNNERS.get(runner, summary.run)(sandbox, command, deselected, timeout_s, env)
+    before = forks_refused(sandbox)
+    run = RUNNERS.get(runner, summary.run)(sandbox, command, deselected, timeout_s, env)
+    after = forks_refused(sandbox) if before is not None else None
+    if before is not None and after is not None:
+        run.forks_refused = max(0, after - before)
+    return run
+
+
+PIDS_EVENTS = "cat /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events 2>/dev/null"
+"""The sandbox's own cgroup (v1, then v2): `max N` counts the forks its pids limit has refused."""
+
+
+def forks_refused(sandbox: Sandbox) -> int | None:
+    """How many forks the sandbox's pids limit has refused so far; None where the cgroup cannot be read."""
+    try:
+        out = sandbox.exec(PIDS_EVENTS, timeout=30).stdout
+    except EnvError:
+        return None
+    match = re.search(r"^max (\d+)$", out, re.M)
+    return int(match.group(1)) if match else None
 
 
 def collect_count(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
@@ -97,6 +118,6 @@ def collect_count(sandbox: Sandbox, command: str, deselected: list[Deselection],
 
 
 __all__ = ["COLLECTING_RUNNERS", "DEFAULT_COMMANDS", "DEFAULT_PER_TEST_TIMEOUT_S", "RUNNERS", "TestRunner",
-           "collect_count", "collection_errors", "collects", "count", "go_test_command", "hung_tests",
+           "PIDS_EVENTS", "collect_count", "collection_errors", "collects", "count", "forks_refused", "go_test_command", "hung_tests",
            "static_test_count", "parse_go_test_json", "parse_junit", "parse_summary", "pytest_args",
            "run_tests", "selection_args", "test_command"]

@@ -93,6 +93,15 @@ def test_a_killed_or_timed_out_run_is_named_for_what_killed_it() -> None:
     assert "timeout after 900 s" in judge([], [timeout], 0.9)[1]
 
 
+def test_a_suite_that_ran_out_of_processes_fails_as_pids_limit_and_names_the_option() -> None:
+    starved = TestRun(exit_code=1, counts={"passed": 2, "failed": 5}, forks_refused=40)
+    passing = TestRun(exit_code=0, counts={"passed": 7}, forks_refused=40)  # a suite that survives its fork bomb
+    assert run_failure_class(starved) == "pids_limit"
+    ok, reason = judge([], [starved], 0.9)
+    assert not ok and "40 process creations were refused" in reason and "--pids" in reason
+    assert judge([], [passing], 0.9) == (True, "7/7 tests passed")
+
+
 def _outcomes(*outcomes: tuple[str, str]) -> TestRun:
     results = [TestResult(test_id=t, outcome=o) for t, o in outcomes]  # type: ignore[arg-type]
     return TestRun(exit_code=0, results=results, counts=count(results))

@@ -22,6 +22,7 @@ import pytest
 from envs.base import Limits
 from envs.docker import CA_PATH, HOST_CA_BUNDLE, DockerSandbox, build_image, check_engine, cleanup
 from envs.errors import EngineUnavailableError, EnvError, SandboxLimitError
+from envs.testrun import run_tests
 from tests.envs.conftest import RUN_LABEL
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("remove_test_leftovers")]
@@ -389,3 +390,13 @@ def test_rebuilding_a_tag_removes_the_image_it_replaced_unless_something_uses_it
     finally:
         subprocess.run(["docker", "rm", "-f", holder], capture_output=True, check=False)
         subprocess.run(["docker", "rmi", "-f", tag, second], capture_output=True, check=False)
+
+
+def test_a_test_run_counts_the_forks_the_pids_limit_refused(base_image: str) -> None:
+    """What tells a suite that ran out of processes (pids_limit, `--pids`) from one whose tests fail."""
+    starve = "for i in $(seq 200); do sleep 30 & done; kill $(jobs -p) 2>/dev/null; exit 1"
+    with DockerSandbox(image=base_image, labels=RUN_LABEL, limits=Limits(pids=64)) as sb:
+        calm = run_tests(sb, "true", "custom", [], 60)
+        starved = run_tests(sb, starve, "custom", [], 60)
+    assert calm.forks_refused == 0
+    assert starved.forks_refused > 0
