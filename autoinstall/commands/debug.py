@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -11,6 +12,7 @@ from rich.markup import escape
 from autoinstall.commands.catalog import open_catalog
 from autoinstall.commands.options import CatalogDir, IdArg
 from autoinstall.commands.output import err, out, print_error, print_table
+from autoinstall.record.lock import build_lock
 
 if TYPE_CHECKING:
     from autoinstall.debug import Recorded
@@ -72,24 +74,26 @@ def _debug(env_id: str, catalog_dir: Path | None, *, record: bool, yes: bool, sh
         return 2
     debug.check_present(rec, image)
     show_context(rec, spec)
-    banner(rec, spec, image, record=record, command=command)
-    with debug.DebugShell(image, env_id=rec.id) as box:
-        if command is None:
-            code = box.interactive(shell, record=record)
-            recorded = box.recorded() if record else []
-        else:
-            result = box.run(command)
-            sys.stdout.write(result.stdout)
-            sys.stderr.write(result.stderr)
-            code = result.exit_code
-            recorded = [debug.Recorded(command=command, exit_code=code)]
-        if not record:
-            return code
-        kept = [r for r in recorded if debug.keepable(r)]
-        if not _confirm(kept, recorded, yes):
-            return code
-        snapshot, wheels = box.snapshot(), box.stub_wheels(spec)
-    return keep(cat, rec, spec, recorded, snapshot, wheels)
+    # A session that records is a build of the environment: no `run` or `batch` of it at the same time.
+    with (build_lock(spec.source.repo, spec.source.revision, spec.model, rec.id) if record else nullcontext()):
+        banner(rec, spec, image, record=record, command=command)
+        with debug.DebugShell(image, env_id=rec.id) as box:
+            if command is None:
+                code = box.interactive(shell, record=record)
+                recorded = box.recorded() if record else []
+            else:
+                result = box.run(command)
+                sys.stdout.write(result.stdout)
+                sys.stderr.write(result.stderr)
+                code = result.exit_code
+                recorded = [debug.Recorded(command=command, exit_code=code)]
+            if not record:
+                return code
+            kept = [r for r in recorded if debug.keepable(r)]
+            if not _confirm(kept, recorded, yes):
+                return code
+            snapshot, wheels = box.snapshot(), box.stub_wheels(spec)
+        return keep(cat, rec, spec, recorded, snapshot, wheels)
 
 
 def keep(cat: Catalog, rec: EnvRecord, spec: EnvSpec, recorded: list[Recorded], snapshot: str,

@@ -119,6 +119,25 @@ def test_a_record_without_an_image_shows_its_logs_instead(tmp_path: Path) -> Non
 
 
 # -- on Docker ------------------------------------------------------------------------------------------
+@pytest.mark.docker
+def test_a_recording_session_is_refused_while_the_same_environment_is_being_built(
+        base_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`debug --record` re-records the environment: like `run` and `batch`, one process at a time builds it."""
+    from autoinstall.record.lock import build_lock  # noqa: PLC0415 (after AUTOINSTALL_HOME is set)
+
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path))
+    catalog = Catalog(tmp_path / "catalog")
+    spec = _spec(base_image)
+    record = catalog.upsert_spec(spec, tmp_path / "env")
+    with build_lock(spec.source.repo, spec.source.revision, spec.model, "demo"):
+        result = cli(record.id, "--catalog", str(catalog.root), "--record", "--yes", "--command", "true",
+                     home=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "is being built right now" in result.stderr
+    looking = cli(record.id, "--catalog", str(catalog.root), "--command", "true", home=tmp_path)
+    assert looking.returncode == 0, looking.stderr  # a session that records nothing needs no lock
+
+
 @pytest.fixture
 def failing_env(base_image: str, tmp_path: Path,
                 monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Catalog, str]]:
