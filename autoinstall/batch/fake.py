@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from autoinstall.options import BuildOptions
 from envs.errors import EnvError
-from envs.spec import EnvSpec, Failure, Plan, SourceRecord, TestRun, Timings, Verification
+from envs.spec import Collection, EnvSpec, Failure, Plan, SourceRecord, TestRun, Timings, Verification
 
 
 def fake_build(repo: str, options: BuildOptions, report: Callable[[str, str], None]) -> EnvSpec:
@@ -43,7 +43,8 @@ def fake_build(repo: str, options: BuildOptions, report: Callable[[str, str], No
                    source=SourceRecord(repo=repo, name=name, commit=commit, commit_date=date),
                    base_image="autoinstall-base:fake", python="3.11",
                    image=f"autoinstall-env/{name}:{commit[:12]}",
-                   verification=Verification(verified=verified, runs=[run]),
+                   verification=Verification(verified=verified, runs=[run],
+                                             collection=Collection(default=6, command=6, selected=5)),
                    failure=None if verified else Failure(failure_class="tests_failing",
                                                          message="2 tests fail"),
                    timings=Timings(total_s=round(time.monotonic() - started, 3)), created_at=date)

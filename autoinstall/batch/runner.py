@@ -39,6 +39,10 @@ class BuildInterrupted(BaseException):  # noqa: N818 (a BaseException, like Keyb
     inside the pipeline turns it into a recorded failure."""
 
 
+TEST_COUNTS = {"tests_collected", "tests_deselected", "tests_passed", "tests_failed", "tests_skipped", "tests_flaky"}
+"""What a built entry reports of its suite, as its catalog record has it."""
+
+
 class EntryResult(BaseModel):
     """What happened to one batch entry."""
 
@@ -53,6 +57,13 @@ class EntryResult(BaseModel):
     wall_s: float = 0.0
     status: str | None = None
     """The entry's catalog status after this run (for skipped entries: the record that was kept)."""
+    tests_collected: int | None = None
+    """The suite by its default configuration (None: not counted); the rest as in the catalog record."""
+    tests_deselected: int | None = None
+    tests_passed: int = 0
+    tests_failed: int = 0
+    tests_skipped: int = 0
+    tests_flaky: int = 0
 
 
 class BatchSummary(BaseModel):
@@ -189,7 +200,7 @@ class _Batch:
                                message=f"built but not recorded: {type(e).__name__}: {e}")
         return EntryResult(**base, outcome=record.status, id=record.id,  # type: ignore[arg-type]
                            failure_class=record.failure_class, message=record.failure_message,
-                           wall_s=record.wall_s, status=record.status)
+                           wall_s=record.wall_s, status=record.status, **record.model_dump(include=TEST_COUNTS))
 
     def _record_error(self, placeholder: EnvRecord, env_dir: Path, error: Exception, wall_s: float,
                       base: dict[str, object]) -> EntryResult:

@@ -102,9 +102,40 @@ def print_summary(console: Console, summary: BatchSummary) -> None:
         rows.append(["malformed", "", "", str(len(summary.line_errors))])
     print_table(console, f"Batch ({summary.wall_s:.0f}s){' — interrupted' if summary.interrupted else ''}",
                 ["outcome", "status", "failure class", "count"], rows, right=["count"])
+    _print_tests(console, summary)
     for error in summary.line_errors:
         print_line(console, f"[red]line {error.line}:[/] {escape(error.message)}: "
                             f"[dim]{escape(error.text.strip())}[/]")
     if summary.interrupted:
         console.print("[yellow]interrupted:[/] finished builds are recorded; run the same command again to "
                       "build the rest", highlight=False)
+
+
+SHOWN_ENTRIES = 20
+"""Built entries listed one per row under the summary; more get the totals only (`catalog list` has them all)."""
+
+
+def _print_tests(console: Console, summary: BatchSummary) -> None:
+    """The suites of the entries built in this run: collected/deselected and outcomes, per entry and in all."""
+    built = [r for r in summary.results if r.outcome in ("verified", "partial", "failed") and r.id]
+    if not built:
+        return
+
+    def suite(r: EntryResult) -> str:
+        return "?" if r.tests_collected is None else f"{r.tests_collected}" + (
+            f" -{r.tests_deselected}" if r.tests_deselected else "")
+
+    def outcomes(r: EntryResult) -> str:
+        return f"{r.tests_passed}/{r.tests_failed}/{r.tests_skipped}/{r.tests_flaky}"
+
+    if len(built) <= SHOWN_ENTRIES:
+        rows = [[escape(r.repo[-50:]), r.outcome, suite(r), outcomes(r)] for r in built]
+        print_table(console, "Suites built in this run", ["repository", "status", "suite -deselected",
+                                                           "passed/failed/skipped/flaky"], rows)
+    total = sum(r.tests_collected or 0 for r in built)
+    deselected = sum(r.tests_deselected or 0 for r in built)
+    counted = sum(r.tests_collected is not None for r in built)
+    console.print(f"tests: {total} collected in {counted} of {len(built)} suites, {deselected} deselected; "
+                  f"{sum(r.tests_passed for r in built)} passed, {sum(r.tests_failed for r in built)} failed, "
+                  f"{sum(r.tests_skipped for r in built)} skipped, {sum(r.tests_flaky for r in built)} flaky",
+                  highlight=False)
