@@ -266,6 +266,27 @@ def test_the_node_fixture_verifies_on_docker(docker_engine: None, tmp_path: Path
     assert "npm ci --no-audit --no-fund --prefer-offline" in (tmp_path / "env" / "Dockerfile").read_text()
 
 
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_package_that_disables_lock_files_is_still_pinned_and_replays(docker_engine: None, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`package-lock=false` in .npmrc (npm's own packages): the install still writes the lock, which becomes the
+    pins, the rebuild check's Dockerfile installs from it, and the shared npm cache is warmed from it."""
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(LOCKED, repo)
+    (repo / "package-lock.json").unlink()
+    (repo / ".npmrc").write_text("package-lock=false\n")
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
+    spec = build_environment(str(repo), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True))
+    assert spec.status == "verified", spec.failure
+    assert [s.command for s in spec.steps] == [NPM_INSTALL]
+    pins = json.loads((tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text())
+    assert pins["packages"]["node_modules/ms"]["version"] == "2.1.3"
+    assert (tmp_path / "home" / "cache" / "npm" / index_entry(pins["packages"]["node_modules/ms"]["resolved"])).is_file()
+
+
 YARN, PNPM = REPOS.parent / "node_yarn", REPOS.parent / "node_pnpm"
 
 

@@ -20,10 +20,16 @@ NPM_FLAGS = "--no-audit --no-fund --prefer-offline"
 halves a warm install (jshttp/mime-types: 33 s -> 17 s)."""
 LOCK_FROM_PINS = "/opt/autoinstall/constraints.txt"
 """Where the replay image finds the recorded constraints: for npm, the package-lock.json the build resolved."""
-NPM_INSTALL = (f"if [ -s {LOCK_FROM_PINS} ]; then cp {LOCK_FROM_PINS} package-lock.json && npm ci {NPM_FLAGS}; "
-               f"else npm install {NPM_FLAGS}; fi")
+NPM_INSTALL = (f"if [ -s {LOCK_FROM_PINS} ]; then cp {LOCK_FROM_PINS} package-lock.json && "
+               f"{{ npm ci {NPM_FLAGS} || npm install --package-lock {NPM_FLAGS}; }}; "
+               f"else npm install --package-lock {NPM_FLAGS}; fi")
 """No lock file in the repository: resolve one (newest versions, as CI does); the replay Dockerfile installs
-the recorded one instead."""
+the recorded one instead. `--package-lock` writes it even where the project's .npmrc says `package-lock=false`
+(npm's own packages, e.g. npm/node-semver): without it nothing was pinned, the replay resolved the newest
+versions again, and no build ever put the packages into the shared cache (each downloaded all of them).
+Debian's npm 9.2 can write a lock that its own `npm ci` then calls out of sync (node-semver: "lock file's
+conventional-commits-filter@3.0.0 does not satisfy 5.0.0"): the replay then installs from the same lock
+with `npm install`, which keeps its versions and mends only that."""
 RUNNER_ARGS = {"tap": "--reporter=tap", "vitest": "--reporter=verbose", "jest": "--verbose"}
 """Arguments given to a test script that is just its runner, so that the output names every test (node-tap's
 default reporter prints one line per file, vitest's names only the tests of failing files, jest's none)."""
