@@ -61,6 +61,7 @@ def test_the_fixture_plan_sets_up_maven_builds_with_one_test_class_then_tests_of
     setup, build = plan.steps
     assert "-out /etc/ssl/certs/java/cacerts" in setup.command and "~/.m2/settings.xml" in setup.command
     assert "<url>file:///cache/maven</url>" in setup.command and setup.kind == "other"
+    assert "'MAVEN_OPTS=\"-XX:TieredStopAtLevel=1 ${MAVEN_OPTS:-}\"' > ~/.mavenrc" in setup.command
     assert build.kind == "project" and build.command.startswith("mvn -B -ntp test -Dtest=CalcTest ")
     assert "-Dsurefire.failIfNoSpecifiedTests=false" in build.command
     assert plan.test_command == TEST_COMMAND
@@ -153,6 +154,10 @@ def test_diagnoses_of_maven_output() -> None:
         # captured: square/javapoet's error-prone 2.3.1 compiler (javac 9) on Debian's JDK 21
         "[ERROR]     class file has wrong version 65.0, should be 53.0":
             ("missing_tool", "jdk 9 for the compiler plugin's own javac"),
+        # error-prone run as a javac plugin on a JDK that does not open javac's internals to it
+        "java.lang.IllegalAccessError: class com.google.errorprone.BaseErrorProneJavaCompiler (in unnamed module "
+        "@0x1) cannot access class com.sun.tools.javac.api.BasicJavacTask (in module jdk.compiler)":
+            ("missing_tool", "static analysis errorprone"),
         OFFLINE_MISSING: ("missing_module", "org.apache.maven.surefire:surefire-junit-platform:jar:3.5.2"),
         "[ERROR] Non-resolvable parent POM for com.fasterxml.jackson.core:jackson-core:2.20.0-SNAPSHOT: The "
         "following artifacts could not be resolved: com.fasterxml.jackson:jackson-base:pom:2.20.0-SNAPSHOT "
@@ -177,6 +182,45 @@ def test_old_sources_compile_for_8_once_and_a_newer_jdk_is_a_recorded_failure() 
     assert repair(ctx("[ERROR] Fatal error compiling: error: release version 25 not supported")) is None
     unserved = "[ERROR] Failure to find org.example:gone:jar:1.0 in https://repo.maven.apache.org/maven2"
     assert diagnose(unserved).kind == "no_distribution" and repair(ctx(unserved)) is None
+
+
+ERROR_PRONE_POM = """<project>
+  <build><plugins><plugin>
+    <artifactId>maven-compiler-plugin</artifactId>
+    <configuration>
+      <compilerId>javac-with-errorprone</compilerId>
+      <compilerArgs>
+        <arg>-XDcompilePolicy=simple</arg>
+        <arg>-Xplugin:ErrorProne
+             -Xep:NullAway:ERROR</arg>
+        <arg>-parameters</arg>
+      </compilerArgs>
+    </configuration>
+  </plugin></plugins></build>
+</project>
+"""
+
+
+def test_a_static_analysis_compiler_that_cannot_run_on_jdk_21_is_disabled_by_a_recorded_step(
+        tmp_path: Path) -> None:
+    bundled = "[ERROR]     class file has wrong version 65.0, should be 53.0"
+    r = repair(ctx(bundled))
+    assert r is not None and r.kind == "insert_before" and r.step is not None and r.step.kind == "other"
+    assert "JDK 9 runtime" in r.reason and "only JDK 21 exists here" in r.step.why
+    assert repair(ctx(bundled, tried=[r])) is None  # once: then the build fails with the line that names it
+    plugin = "An unhandled exception was thrown by the Error Prone static analysis plugin."
+    assert (again := repair(ctx(plugin))) is not None and again.step is not None
+    assert again.step.command == r.step.command and "Error Prone fails on JDK 21" in again.reason
+    _write(tmp_path, {"pom.xml": ERROR_PRONE_POM, "core/pom.xml": ERROR_PRONE_POM,
+                      "target/pom.xml": ERROR_PRONE_POM})
+    done = subprocess.run(["bash", "-c", r.step.command], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == "static analysis disabled in: core/pom.xml, pom.xml"
+    edited = (tmp_path / "pom.xml").read_text()
+    assert "<fork>true</fork>" in edited and "<arg>-parameters</arg>" in edited  # the JDK's javac, forked
+    assert "errorprone" not in edited and "ErrorProne" not in edited and "compilePolicy" not in edited
+    assert (tmp_path / "target" / "pom.xml").read_text() == ERROR_PRONE_POM  # build output is left alone
+    nothing = subprocess.run(["bash", "-c", r.step.command], cwd=tmp_path, capture_output=True, text=True)
+    assert nothing.returncode == 1 and "nothing to disable" in nothing.stderr
 
 
 def test_an_unserved_snapshot_parent_is_replaced_by_its_release_from_maven_central(tmp_path: Path) -> None:

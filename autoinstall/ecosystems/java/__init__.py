@@ -4,8 +4,9 @@ offline with `mvn -o test` read per test from Surefire's XML reports.
 
 Files: `survey.py` (JavaFacts from pom.xml, the modules, the Java release, the wrapper, test sources, CI),
 `proposal.py` (facts -> plan), `diagnosis.py` + `repairs.py` (failure -> fix: sources older than Java 8, an
-artifact first needed offline, deselecting tests that need a service or the internet), `pins.py` (the local
-repository's artifacts as the pins, the shared cache warm-up).
+artifact first needed offline, deselecting tests that need a service or the internet), `staticanalysis.py`
+(error-prone, which cannot run on this JDK, taken out of the poms' compiler configuration by a recorded step),
+`pins.py` (the local repository's artifacts as the pins, the shared cache warm-up).
 """
 from __future__ import annotations
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from autoinstall.ecosystems.java.staticanalysis import FAILED as ANALYSIS_FAILED
 from autoinstall.ecosystems.rules import diagnose_by
 from envs.spec import Diagnosis, DiagnosisKind
 
@@ -22,6 +23,11 @@ JDK_TOO_OLD = re.compile(
 files, or (the JDK's own class files too new) a compiler plugin that bundles an older javac."""
 IMAGE_CLASS_VERSION = 65
 """Class file version of JDK 21, the image's."""
+OWN_JAVAC = "for the compiler plugin's own javac"
+"""Ends the subject of a compiler that bundles an older javac than the image's JDK (which cannot read the
+JDK's own class files): `jdk 9 for the compiler plugin's own javac`."""
+ANALYSIS = "static analysis"
+"""Starts the subject of a static-analysis javac plugin that fails on this JDK: `static analysis Error Prone`."""
 SOURCE_TOO_OLD = re.compile(r"(?:Source|Target) option (?P<s>\d+(?:\.\d+)?) is no longer supported|"
                             r"error: (?:source|target) release (?P<s2>1\.[1-7]) ")
 """A source/target older than 8, which this JDK cannot compile for."""
@@ -35,6 +41,7 @@ UNRESOLVED = re.compile(
 """A dependency, plugin or parent no reachable repository serves (a snapshot, a private repository)."""
 
 _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
+    ("missing_tool", ANALYSIS_FAILED),
     ("missing_tool", SOURCE_TOO_OLD),
     ("missing_tool", JDK_TOO_OLD),
     ("missing_module", OFFLINE_MISSING),
@@ -50,10 +57,12 @@ def _subject(pattern: re.Pattern[str], m: re.Match[str]) -> str:
     if pattern is JDK_TOO_OLD:
         if m.group("c1") and int(m.group("c1")) == IMAGE_CLASS_VERSION:
             # The JDK's own classes are too new for the compiler in use (a plugin's bundled javac).
-            return f"jdk {int(m.group('c0')) - 44} for the compiler plugin's own javac"
+            return f"jdk {int(m.group('c0')) - 44} {OWN_JAVAC}"
         if m.group("c1") or m.group("c2"):
             return f"jdk {int(subject) - 44}"  # class file version 65 is Java 21
         return f"jdk {subject}"
+    if pattern is ANALYSIS_FAILED:
+        return f"{ANALYSIS} {subject}"
     if pattern is SOURCE_TOO_OLD:
         return f"source {subject.removeprefix('1.')}"
     return subject.rstrip(".:,")

@@ -25,7 +25,13 @@ TRUST = ("openssl pkcs12 -export -nokeys -jdktrust anyExtendedKeyUsage -certpbe 
          "-in /etc/ssl/certs/ca-certificates.crt -out /etc/ssl/certs/java/cacerts")
 """Java's truststore from the system CA bundle (which holds the machine's own CA): Debian's cacerts keeps only
 the first certificate of a bundle file, so Maven would refuse the registry's TLS certificate."""
-SETUP = f"{TRUST} && mkdir -p ~/.m2 && printf '%s\\n' {shlex.quote(SETTINGS)} > ~/.m2/settings.xml"
+MAVEN_JVM = "-XX:TieredStopAtLevel=1"
+"""Maven's own JVM (and the javac it runs in-process) JIT-compiles with C1 only: a build of a few hundred
+sources takes half the time (jackson-core's test-compile 14.4 s -> 7.5 s on 2 cores). Surefire forks the tests
+into JVMs of their own, which this leaves alone; `~/.mavenrc` is read by Debian's mvn and by Maven wrappers."""
+MAVENRC = f'MAVEN_OPTS="{MAVEN_JVM} ${{MAVEN_OPTS:-}}"'
+SETUP = (f"{TRUST} && mkdir -p ~/.m2 && printf '%s\\n' {shlex.quote(SETTINGS)} > ~/.m2/settings.xml && "
+         f"printf '%s\\n' {shlex.quote(MAVENRC)} > ~/.mavenrc")
 FLAGS = "-B -ntp"
 """Batch mode, no transfer progress: logs a diagnosis can read."""
 GATES_OFF = ("-Dcheckstyle.skip -Denforcer.skip -Drat.skip -Dspotless.check.skip -Danimal.sniffer.skip "

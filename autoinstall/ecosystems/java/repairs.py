@@ -5,9 +5,10 @@ import re
 import shlex
 
 from autoinstall.ecosystems.base import RepairContext
-from autoinstall.ecosystems.java.diagnosis import NETWORK_OFF, SERVICE_REFUSED
+from autoinstall.ecosystems.java.diagnosis import ANALYSIS, NETWORK_OFF, OWN_JAVAC, SERVICE_REFUSED
 from autoinstall.ecosystems.java.pins import CENTRAL
 from autoinstall.ecosystems.java.proposal import IMAGE_JDK
+from autoinstall.ecosystems.java.staticanalysis import disable_step
 from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
 from envs.spec import Evidence, Repair, Step
 
@@ -20,15 +21,32 @@ RAISE_SOURCE = (f"-Dmaven.compiler.source={OLDEST_RELEASE} -Dmaven.compiler.targ
 
 
 def _tool(ctx: RepairContext) -> Repair | None:
-    """A source/target older than 8: compile for 8 (JDK 21's oldest), once. A newer JDK than 21 cannot be had
-    here (Debian trixie has only 21): None, and the build fails with the line that names it."""
+    """A source/target older than 8: compile for 8 (JDK 21's oldest), once. A compiler that bundles an older
+    javac, or a static-analysis javac plugin failing on this JDK: static analysis off (_no_analysis). A newer
+    JDK than 21 cannot be had here (Debian trixie has only 21): None, and the build fails with the line that
+    names it."""
     subject = ctx.diagnosis.subject
+    if subject.endswith(OWN_JAVAC) or subject.startswith(ANALYSIS):
+        return _no_analysis(ctx)
     if not subject.startswith("source ") or RAISE_SOURCE in ctx.env.get(MAVEN_ARGS, ""):
         return None
     args = f"{ctx.env.get(MAVEN_ARGS, '')} {RAISE_SOURCE}".strip()
     return Repair(kind="set_env", env={MAVEN_ARGS: args},
                   reason=f"Java {subject.removeprefix('source ')} sources: JDK {IMAGE_JDK} compiles for "
                          f"{OLDEST_RELEASE} and later only, so the build targets {OLDEST_RELEASE}")
+
+
+def _no_analysis(ctx: RepairContext) -> Repair | None:
+    """Compile with the JDK's own javac, the static analysis that cannot run on it removed from the poms (a
+    recorded step; the step fails, and the build with it, when no pom configures such an analyser)."""
+    subject = ctx.diagnosis.subject
+    cause = (f"the pom's compiler bundles its own javac, which needs a "
+             f"{subject.removesuffix(OWN_JAVAC).strip().replace('jdk', 'JDK')} runtime"
+             if subject.endswith(OWN_JAVAC) else f"{subject.removeprefix(ANALYSIS).strip()} fails on JDK {IMAGE_JDK}")
+    why = (f"{cause}; only JDK {IMAGE_JDK} exists here (Debian trixie's): compile with the JDK's javac and leave "
+           "the static analysis (error-prone), which decides no test, out of the build")
+    return Repair(kind="insert_before", step=disable_step(ctx.diagnosis.evidence, why),
+                  reason=f"{ctx.diagnosis.describe()} -> static analysis disabled in the poms ({cause})")
 
 
 def _resolve_online(ctx: RepairContext) -> Repair | None:
