@@ -8,6 +8,7 @@ alike, and the log is read back with `docker exec cat` once the shell has gone.
 """
 from __future__ import annotations
 
+import os
 import posixpath
 import shutil
 import subprocess
@@ -99,7 +100,10 @@ class DebugShell:
         else:
             argv = [shell]
         cid = self.sandbox.container_id or ""
-        return subprocess.run([docker, "exec", "-it", "-w", WORKDIR, cid, *argv], check=False).returncode
+        env = self.sandbox.exec_env  # the sandbox's own (caches, proxies): given per exec, passed by name
+        names = [arg for name in env for arg in ("-e", name)]
+        return subprocess.run([docker, "exec", "-it", "-w", WORKDIR, *names, cid, *argv], check=False,
+                              env=os.environ | env).returncode
 
     def run(self, command: str) -> ExecResult:
         """Run one command with bash in /workspace (no timeout; output capped like install steps)."""

@@ -99,7 +99,8 @@ def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image:
     spec = {
         "command": ["sleep", "infinity"],
         "working_dir": c.workdir,
-        "environment": container_env(c),
+        # No environment of the sandbox's own: `docker commit` would merge it into every snapshot, and the
+        # environment image would keep the install-time caches (/cache), proxies and GOPROXY. Each exec gets it.
         "labels": {LABEL: "1", KIND_LABEL: "sandbox", **owner_labels(), **c.labels, **(labels or {})},
     }
     try:
@@ -112,7 +113,8 @@ def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image:
 
 
 def container_env(c: DockerSandboxConfig) -> dict[str, str]:
-    """The container's environment: host proxies, the CA bundle, the caches, then `c.env`."""
+    """The environment of every command run in the sandbox (given per exec, never to the container, so that no
+    snapshot keeps it): host proxies, the CA bundle, the caches, then `c.env`."""
     env = {k: os.environ[k] for k in PROXY_VARS if c.pass_proxy_env and k in os.environ}
     if c.ca_bundle:
         env |= dict.fromkeys(CA_ENV, CA_PATH)

@@ -22,7 +22,7 @@ from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, move_into, pump
 from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult
 from envs.docker.cachelayer import create_cache_layer, remove_cache_layer
 from envs.docker.channel import ChannelMixin
-from envs.docker.container import DockerSandboxConfig, create_container
+from envs.docker.container import DockerSandboxConfig, container_env, create_container
 from envs.docker.diskwatch import DiskWatch
 from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone, owner_labels
 from envs.docker.network import NETWORK, sandbox_network
@@ -142,6 +142,12 @@ class DockerSandbox(ChannelMixin):
         return self._cid
 
     @property
+    def exec_env(self) -> dict[str, str]:
+        """What every command in the sandbox runs with on top of the image's environment (proxies, CA bundle,
+        caches, the config's env): `docker exec -e` for a shell of one's own."""
+        return container_env(self.config)
+
+    @property
     def cache_upper(self) -> Path | None:
         """Where this sandbox's writes under /cache land on the host (layered mode); the disk watch counts it."""
         return self._cache_layer[1] / "upper" if self._cache_layer else None
@@ -232,7 +238,7 @@ class DockerSandbox(ChannelMixin):
         start = time.monotonic()
         with self._engine("exec"):
             exec_id = self._api.exec_create(
-                self._cid, argv, workdir=self._path(cwd or "."), environment=dict(env or {})
+                self._cid, argv, workdir=self._path(cwd or "."), environment=self.exec_env | dict(env or {})
             )["Id"]
             sock, prefix, keep = self._attach(exec_id)
         out, err = CappedOutput(output_cap), CappedOutput(output_cap)
@@ -282,7 +288,7 @@ class DockerSandbox(ChannelMixin):
                 stdout=True,
                 stderr=False,
                 workdir=self.workdir,
-                environment=dict(env or {}),
+                environment=self.exec_env | dict(env or {}),
             )["Id"]
             sock, prefix, keep = self._attach(exec_id)
         return SocketStream(sock, prefix, keepalive=keep)

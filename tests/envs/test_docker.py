@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import docker
 import pytest
 
 from envs.base import Limits
@@ -338,6 +339,24 @@ def test_uses_no_proxy_env_unless_set(base_image: str, monkeypatch: pytest.Monke
     with DockerSandbox(image=base_image, labels=RUN_LABEL, pass_proxy_env=False) as sb:
         assert sb.exec('echo "${HTTPS_PROXY:-unset}"').stdout == "unset\n"
     assert os.environ["HTTPS_PROXY"]
+
+
+def test_a_snapshot_keeps_the_images_environment_not_the_sandboxs(base_image: str, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The install sandbox's caches, proxies and env reach its commands, never the images made from it (an
+    environment image with GOPROXY=file:///cache/... or UV_CACHE_DIR=/cache/uv breaks outside the build)."""
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    sb = DockerSandbox(image=base_image, labels=RUN_LABEL, cache_dir=tmp_path / "cache", env={"STEP_ONLY": "1"})
+    with sb:
+        seen = sb.exec('echo "$UV_CACHE_DIR|$GOPROXY|$HTTPS_PROXY|$STEP_ONLY"').stdout
+        assert seen.startswith("/cache/uv|file:///cache/go/") and seen.endswith("|http://proxy.invalid:3128|1\n")
+        snap = sb.snapshot("env check")
+        sb.restore(snap)  # a container made from the snapshot still runs its commands with the sandbox's env
+        assert sb.exec('echo "$UV_CACHE_DIR"').stdout == "/cache/uv\n"
+        image_env = docker.from_env().api.inspect_image(snap)["Config"]["Env"]
+    base_env = docker.from_env().api.inspect_image(base_image)["Config"]["Env"]
+    assert image_env == base_env
+    assert not [v for v in image_env if v.split("=")[0] in {"UV_CACHE_DIR", "GOPROXY", "HTTPS_PROXY", "STEP_ONLY"}]
 
 
 def test_the_disk_limit_counts_what_earlier_steps_wrote(base_image: str) -> None:
