@@ -1,7 +1,7 @@
 """Docker: the only package that imports the docker SDK.
 
 - `engine.py`: connecting (`connect`, `check_engine`), the CA/proxy/label constants everything shares.
-- `sandbox.py`: `DockerSandbox` (one locked-down container: exec, files, snapshots, network).
+- `sandbox.py`: `DockerSandbox` (one locked-down container: exec, snapshots, network); `files.py` its file transfers.
 - `container.py`: `DockerSandboxConfig` and how its container is created (limits, mounts, environment).
 - `factory.py`: `DockerFactory`, the SandboxFactory over one engine.
 - `diskwatch.py`: disk limits by polling, one poller per engine.

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import io
 import posixpath
 import re
 import socket
-import tarfile
-import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -18,13 +15,14 @@ from typing import Any, Self
 import docker
 import docker.errors
 
-from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, move_into, pump, root_owned
+from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, pump
 from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult
 from envs.docker.cachelayer import create_cache_layer, remove_cache_layer
 from envs.docker.channel import ChannelMixin
 from envs.docker.container import DockerSandboxConfig, container_env, create_container
 from envs.docker.diskwatch import DiskWatch
 from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone, owner_labels
+from envs.docker.files import FilesMixin
 from envs.docker.network import NETWORK, sandbox_network
 from envs.docker.registry import _has_host, pull_image
 from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
@@ -43,7 +41,7 @@ RESOLV_SAVED = "/var/tmp/.autoinstall-resolv.conf"
 INSTANCE_LABEL = "autoinstall.sandbox"
 
 
-class DockerSandbox(ChannelMixin):
+class DockerSandbox(FilesMixin, ChannelMixin):
     """A Sandbox (a DirectChannel too) backed by one container running `sleep infinity`; see envs/base.py."""
 
     kind = "docker"
@@ -292,64 +290,6 @@ class DockerSandbox(ChannelMixin):
             )["Id"]
             sock, prefix, keep = self._attach(exec_id)
         return SocketStream(sock, prefix, keepalive=keep)
-
-    # files
-    def put(self, src: Path, dest: str) -> None:
-        """Copy a host file or directory to `dest` (parents created, files owned by root)."""
-        with tempfile.TemporaryFile() as f:
-            with tarfile.open(fileobj=f, mode="w") as tar:
-                tar.add(src, arcname=self._path(dest).lstrip("/"), filter=root_owned)
-            f.seek(0)
-            with self._engine("put"):
-                self._api.put_archive(self._cid, "/", f)
-
-    def write_file(self, path: str, data: bytes) -> None:
-        """Write bytes to `path`, creating parent directories."""
-        info = tarfile.TarInfo(self._path(path).lstrip("/"))
-        info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
-        with tempfile.TemporaryFile() as f:
-            with tarfile.open(fileobj=f, mode="w") as tar:
-                tar.addfile(info, io.BytesIO(data))
-            f.seek(0)
-            with self._engine("write_file"):
-                self._api.put_archive(self._cid, "/", f)
-
-    def _archive(self, path: str, f: Any) -> None:
-        with self._engine("copy out"):
-            try:
-                chunks, _ = self._api.get_archive(self._cid, self._path(path))
-            except docker.errors.NotFound as e:
-                if "no such container" in str(e.explanation).lower():
-                    raise
-                msg = f"No such file or directory in the sandbox: {self._path(path)}"
-                raise FileNotFoundError(msg) from e
-            for chunk in chunks:
-                f.write(chunk)
-        f.seek(0)
-
-    def read_file(self, path: str) -> bytes:
-        """Read a file; FileNotFoundError when absent, IsADirectoryError for a directory."""
-        with tempfile.TemporaryFile() as f:
-            self._archive(path, f)
-            with tarfile.open(fileobj=f) as tar:
-                member = tar.next()
-                if member is None or member.isdir():
-                    raise IsADirectoryError(self._path(path))
-                reader = tar.extractfile(member)
-                if reader is None:
-                    msg = f"Not a regular file in the sandbox: {self._path(path)}"
-                    raise FileNotFoundError(msg)
-                return reader.read()
-
-    def get(self, src: str, dest: Path) -> None:
-        """Copy a file or directory out to `dest` (merged into an existing directory)."""
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile() as f, tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
-            self._archive(src, f)
-            with tarfile.open(fileobj=f) as tar:
-                tar.extractall(tmp, filter="tar")
-                top = Path(tmp) / tar.getnames()[0].split("/")[0]
-            move_into(top, dest)
 
     # state
     def snapshot(self, label: str) -> str:
