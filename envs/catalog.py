@@ -2,13 +2,12 @@
 
 Safe for several processes at once: WAL journal, a busy timeout, and every write in one `BEGIN IMMEDIATE`
 transaction, so a process killed mid-write leaves either the whole record or none of it. A record keeps the
-full spec JSON, so `show` works after its directory is gone. `running` records name their owner
+full spec JSON, so `show` works after its directory is gone. The record and its test counts are
+envs/catalog_record.py. `running` records name their owner
 (host:pid:token, envs/catalog_owners.py); once that owner is gone they count as not done.
 """
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
 import json
 import shutil
 import sqlite3
@@ -16,22 +15,20 @@ import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from envs.catalog_owners import new_owner, owner_alive, release_owner
+from envs.catalog_record import CATALOG_FORMAT, EnvRecord, Status, SuiteCounts, now, record_from_spec, record_id
 from envs.errors import EnvError
 from envs.home import autoinstall_home
 from envs.spec import EnvSpec
 
-CATALOG_FORMAT = "autoinstall-catalog/1"
 SCHEMA_VERSION = 1
 DB_NAME = "catalog.sqlite"
-Status = Literal["verified", "partial", "failed", "running"]
 FINAL_STATUSES = ("verified", "partial", "failed")
-__all__ = ["Catalog", "CatalogError", "EnvRecord", "GcReport", "RemoveResult", "new_owner", "now",
-           "owner_alive", "record_from_spec", "record_id", "release_owner"]
+__all__ = ["CATALOG_FORMAT", "Catalog", "CatalogError", "EnvRecord", "GcReport", "RemoveResult", "Status",
+           "SuiteCounts", "new_owner", "now", "owner_alive", "record_from_spec", "record_id", "release_owner"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -46,46 +43,6 @@ CREATE INDEX IF NOT EXISTS envs_dir ON envs (env_dir);
 
 class CatalogError(EnvError):
     """The catalog cannot do what was asked; the message says what to do instead."""
-
-
-class EnvRecord(BaseModel):
-    """One catalogued environment (what `catalog list` shows); the full spec is stored beside it."""
-
-    format: str = CATALOG_FORMAT
-    id: str
-    """12 hex digits: a stable hash of (repo, commit, base image, model)."""
-    repo: str
-    name: str = ""
-    commit: str | None = None
-    commit_date: str | None = None
-    requested_commit: str | None = None
-    """The revision asked for (branch, tag, sha); None means the default branch's HEAD."""
-    model: str
-    base_image: str | None = None
-    python: str | None = None
-    status: Status
-    failure_class: str | None = None
-    """A spec FailureClass, or for builds that raised: source_error, infrastructure, model_error, crash."""
-    failure_message: str = ""
-    image: str | None = None
-    env_dir: str
-    """Where spec.json, Dockerfile and logs/ live."""
-    tests_passed: int = 0
-    """Tests that passed in every verification run."""
-    tests_failed: int = 0
-    """Failed and errored tests (and those missing from a run)."""
-    tests_skipped: int = 0
-    tests_flaky: int = 0
-    """Tests whose outcome differed between the verification runs (not counted as passed)."""
-    tests_collected: int | None = None
-    """The suite's size by its default configuration (None when the runner cannot collect)."""
-    tests_deselected: int | None = None
-    """Tests of the test command left out by deselections."""
-    wall_s: float = 0.0
-    owner: str = ""
-    """For running records: host:pid:token of the process building it."""
-    created_at: str
-    updated_at: str
 
 
 class RemoveResult(BaseModel):
@@ -113,38 +70,8 @@ class GcReport(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
 
-def record_id(repo: str, commit: str | None, base_image: str | None, model: str) -> str:
-    """The stable 12-hex id of (repository, commit, base image, model)."""
-    key = "\0".join((repo, commit or "", base_image or "", model))
-    return hashlib.sha256(key.encode()).hexdigest()[:12]
-
-
 def default_catalog_dir() -> Path:
     return autoinstall_home() / "catalog"
-
-
-def now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
-def record_from_spec(spec: EnvSpec, env_dir: Path, requested_commit: str | None = None) -> EnvRecord:
-    """The catalog record summarising a spec."""
-    src = spec.source
-    v = spec.verification
-    counts = (v.counts or (v.last_run.counts if v.last_run else {})) if v else {}
-    suite = v.collection if v else None
-    stamp = now()
-    return EnvRecord(
-        id=record_id(src.repo, src.commit, spec.base_image, spec.model), repo=src.repo, name=src.name,
-        commit=src.commit, commit_date=src.commit_date, requested_commit=requested_commit, model=spec.model,
-        base_image=spec.base_image, python=spec.python, status=spec.status,
-        failure_class=spec.failure.failure_class if spec.failure else None,
-        failure_message=spec.failure.message if spec.failure else "", image=spec.image, env_dir=str(env_dir),
-        tests_passed=counts.get("passed", 0), tests_failed=counts.get("failed", 0) + counts.get("error", 0),
-        tests_skipped=counts.get("skipped", 0), tests_flaky=len(v.flaky) if v else 0,
-        tests_collected=suite.suite if suite else None, tests_deselected=suite.deselected if suite else None,
-        wall_s=spec.timings.total_s,
-        created_at=spec.created_at or stamp, updated_at=stamp)
 
 
 class Catalog:

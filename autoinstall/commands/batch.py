@@ -10,7 +10,17 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from autoinstall.commands.catalog import open_catalog
-from autoinstall.commands.options import BATCH, BUDGETS, BUILD, BaseUrl, CatalogDir, Model, TimeBudget
+from autoinstall.commands.options import (
+    BATCH,
+    BUDGETS,
+    BUILD,
+    BaseUrl,
+    CatalogDir,
+    MaxDeselected,
+    Model,
+    Threshold,
+    TimeBudget,
+)
 from autoinstall.commands.output import err, out
 
 if TYPE_CHECKING:
@@ -55,6 +65,8 @@ def batch_cmd(
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Build failed entries again.")
                             ] = BATCH.retry_failed,
     time_budget: TimeBudget = BUDGETS.wall_s,
+    threshold: Threshold = BUILD.threshold,
+    max_deselected: MaxDeselected = BUILD.max_deselected,
     model: Model = BUILD.model,
     base_url: BaseUrl = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON summary object.")] = False,
@@ -80,7 +92,8 @@ def batch_cmd(
 
     entries, errors = read_batch_file(file)
     cat = open_catalog(catalog)
-    build_options = BuildOptions(model=model, base_url=base_url, budgets=Budgets(wall_s=time_budget))
+    build_options = BuildOptions(model=model, base_url=base_url, budgets=Budgets(wall_s=time_budget),
+                                 threshold=threshold, max_deselected=max_deselected)
     with _executor(executor, address, registry, jobs) as (build, default_jobs):
         options = BatchOptions(jobs=jobs or default_jobs, retry_failed=retry_failed, build=build_options)
         if json_out:

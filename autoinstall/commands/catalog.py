@@ -27,14 +27,19 @@ def open_catalog(catalog_dir: Path | None) -> Catalog:
 
 
 def _tests(r: EnvRecord) -> str:
-    return f"{r.tests_passed}/{r.tests_failed}/{r.tests_skipped}/{r.tests_flaky}" if r.status != "running" else ""
+    """Passed (in every run), failed, errors, skipped and flaky tests."""
+    if r.status == "running":
+        return ""
+    return f"{r.tests_passed}/{r.tests_failed - r.tests_errors}/{r.tests_errors}/{r.tests_skipped}/{r.tests_flaky}"
 
 
 def _suite(r: EnvRecord) -> str:
-    """The suite's size and what was deselected from it, as the runner counted them."""
+    """The suite by its default configuration and what verification selected of it, as the runner counted them."""
     if r.tests_collected is None:
         return ""
-    return f"{r.tests_collected}" + (f" -{r.tests_deselected}" if r.tests_deselected else "")
+    if r.tests_selected is None:  # a record written before the selection was kept: what it has
+        return f"{r.tests_collected}" + (f" -{r.tests_deselected}" if r.tests_deselected else "")
+    return f"{r.tests_collected}/{r.tests_selected}"
 
 
 @catalog_app.command("list")
@@ -60,7 +65,8 @@ def list_cmd(
              (r.commit or r.requested_commit or "")[:8], escape(r.model), r.python or "", _suite(r), _tests(r),
              r.failure_class or ""] for r in records]
     print_table(out, f"{len(records)} environments",
-                ["id", "status", "repository", "commit", "model", "py", "suite", "p/f/s/flaky", "failure"], rows)
+                ["id", "status", "repository", "commit", "model", "py", "suite/selected", "p/f/e/s/flaky", "failure"],
+                rows)
 
 
 @catalog_app.command("show")

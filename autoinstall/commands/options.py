@@ -1,6 +1,7 @@
 """Options shared by several commands, declared once; their defaults are the configuration models'."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -33,10 +34,27 @@ CatalogDir = Annotated[Optional[Path], typer.Option(
 IdArg = Annotated[str, typer.Argument(help="Environment id, or a unique prefix of it (see `catalog list`).")]
 Python = Annotated[str, typer.Option(help="Python version X.Y of the base image.")]
 Image = Annotated[Optional[str], typer.Option(help="Image to run in (default: the base image).")]
+
+
+def share(what: str, example: str) -> Callable[[float], float]:
+    """A typer callback that takes a share between 0 and 1 and tells a percentage or a count what to write."""
+
+    def check(value: float) -> float:
+        if 0.0 <= value <= 1.0:
+            return value
+        hint = f"; {value:g}% is written {value / 100:g}" if 1.0 < value <= 100.0 else ""
+        msg = f"{value:g} is not {what} between 0 and 1: {example}{hint}"
+        raise typer.BadParameter(msg)
+
+    return check
+
+
 Threshold = Annotated[float, typer.Option(
-    "--threshold", min=0.0, max=1.0, help="Pass rate (0-1) the suite needs to count as verified.")]
+    "--threshold", callback=share("a pass rate", "--threshold 0.9 needs 90% of the tests that ran to pass"),
+    help="Pass rate (0-1) the suite needs to count as verified.")]
 MaxDeselected = Annotated[float, typer.Option(
-    "--max-deselected", min=0.0, max=1.0, rich_help_panel=ADVANCED,
+    "--max-deselected", rich_help_panel=ADVANCED,
+    callback=share("a share of the suite", "--max-deselected 0.05 lets 5% of the suite be deselected"),
     help="Largest share (0-1) of the suite that may be deselected for `verified`; more makes it `partial`.")]
 MemoryMb = Annotated[int, typer.Option(
     "--memory-mb", min=256, rich_help_panel=ADVANCED, help="Memory cap of each sandbox, in MiB.")]

@@ -15,6 +15,7 @@ from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
 from autoinstall.commands.output import print_line, print_table
+from envs.catalog_record import SuiteCounts
 from envs.home import autoinstall_home
 from envs.spec import EnvSpec, Plan
 
@@ -145,16 +146,19 @@ def print_summary(console: Console, spec: EnvSpec) -> None:
     if spec.image:
         console.print(f"image: {escape(spec.image)}", highlight=False)
     v = spec.verification
+    n = SuiteCounts.from_spec(spec)
     if v is not None and v.last_run is not None:
-        c = v.counts or v.last_run.counts
         both = " in every run" if len(v.runs) > 1 and v.counts else ""
-        console.print(f"tests{both}: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, "
-                      f"{c.get('error', 0)} errors, {c.get('skipped', 0)} skipped; flaky: {len(v.flaky)}",
+        console.print(f"tests{both}: {n.passed} passed, {n.failed} failed, {n.errors} errors, {n.skipped} skipped; "
+                      f"flaky: {n.flaky}; pass rate {n.pass_rate:.2f} (threshold {v.threshold:.2f})",
                       highlight=False)
-    if v is not None and v.collection is not None and v.collection.suite is not None:
-        n = v.collection
-        console.print(f"suite: {n.suite} collected by its default configuration, {n.selected} selected, "
-                      f"{n.deselected or 0} deselected (cap {v.max_deselected:.0%})", highlight=False)
+        if n.collected is not None:
+            console.print(f"suite: {n.collected} collected by its default configuration, {n.selected} selected, "
+                          f"{n.deselected or 0} deselected in {n.deselections} entries (cap {v.max_deselected:.0%})",
+                          highlight=False)
+        else:
+            console.print(f"suite: not counted (the {spec.plan.test_runner} runner cannot list its tests); "
+                          f"{n.deselections} deselection entries (cap {v.max_deselected:.0%})", highlight=False)
     for stub in spec.stubs:
         console.print(f"[yellow]stub:[/] {escape(stub.distribution)} ({escape(stub.reason)})",
                       highlight=False)

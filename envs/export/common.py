@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from envs.catalog import Catalog, CatalogError, EnvRecord
+from envs.catalog import Catalog, CatalogError, EnvRecord, SuiteCounts
 from envs.spec import EnvSpec, SourceRecord
 from envs.testrun import test_command
 
@@ -20,6 +20,8 @@ WORKDIR = "/workspace"
 Format = Literal["harbor", "swebench", "verl", "jsonl"]
 TaskKind = Literal["template", "env-setup"]
 ImagesMode = Literal["none", "save", "push"]
+ExportCounts = dict[str, int | float | str]
+"""A `SuiteCounts` as metadata: name -> count, share (threshold, cap) or status."""
 
 
 class ExportError(CatalogError):
@@ -89,8 +91,8 @@ class ExportManifest(BaseModel):
     task: TaskKind | None = None
     tasks: list[str] = Field(default_factory=list)
     """Task instance ids, in export order (export --tasks)."""
-    verification: dict[str, dict[str, int]] = Field(default_factory=dict)
-    """Per catalog id: collected, passed, deselected and flaky tests at verification."""
+    verification: dict[str, ExportCounts] = Field(default_factory=dict)
+    """Per catalog id: what verification counted (`verification_counts`)."""
     images_mode: ImagesMode = "none"
     images: list[ImageArtifact] = Field(default_factory=list)
     registry: str | None = None
@@ -138,19 +140,11 @@ def repo_name(source: SourceRecord) -> str:
     return source.name
 
 
-def verification_counts(spec: EnvSpec) -> dict[str, int]:
-    """What verification saw, for every format's metadata: collected, passed, deselected and flaky tests."""
-    verification = spec.verification
-    if verification is None:
-        return {"collected": 0, "passed": 0, "deselected": len(spec.deselected), "flaky": 0}
-    last = verification.last_run
-    collection = verification.collection
-    collected = (collection.selected if collection and collection.selected is not None else
-                 len(last.results) if last else 0)
-    deselected = collection.deselected if collection and collection.deselected is not None else len(spec.deselected)
-    flaky = set(verification.flaky)
-    passed = sum(r.outcome == "passed" and r.test_id not in flaky for r in last.results) if last else 0
-    return {"collected": collected, "passed": passed, "deselected": deselected, "flaky": len(flaky)}
+def verification_counts(spec: EnvSpec) -> ExportCounts:
+    """What verification counted, for every format's metadata (envs/catalog_record.py `SuiteCounts`): the suite
+    by its default configuration (collected), selected, deselected, passed (in every run), failed, errors,
+    skipped, flaky, stubs, the status, the threshold and the deselection cap; counts not taken are left out."""
+    return SuiteCounts.from_spec(spec).metadata()
 
 
 def format_version(fmt: str) -> str:

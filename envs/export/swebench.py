@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from envs.export.common import WORKDIR, Entry, format_version, repo_name, verification_counts
+from envs.export.common import WORKDIR, Entry, ExportCounts, format_version, repo_name, verification_counts
 from envs.spec import TestRunner
 
 if TYPE_CHECKING:
@@ -36,8 +36,8 @@ class SwebenchRow(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     deselected: list[str] = Field(default_factory=list)
     """Tests or files left out at verification (broken or flaky there)."""
-    verification: dict[str, int] = Field(default_factory=dict)
-    """collected, passed, deselected and flaky tests at verification."""
+    verification: ExportCounts = Field(default_factory=dict)
+    """What verification counted (envs/export/common.py `verification_counts`)."""
     autoinstall_id: str
     autoinstall_format: str = format_version("swebench")
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from envs.export import bugstate
-from envs.export.common import ExportError, ImageArtifact, format_version, verification_counts
+from envs.export.common import ExportCounts, ExportError, ImageArtifact, format_version, verification_counts
 from envs.export.tasks import TaskEntry
 from envs.runtime import PLUGIN, PLUGIN_SOURCE
 from envs.testrun.pytest_runner import selection_args
@@ -62,7 +62,7 @@ class SwebenchTaskRow(BaseModel):
     workdir: str = bugstate.TESTBED
     env: dict[str, str] = Field(default_factory=dict)
     kind: str
-    verification: dict[str, int]
+    verification: ExportCounts
     autoinstall_id: str
     autoinstall_format: str = format_version("swebench")
 

@@ -27,6 +27,7 @@ from envs.export.harbor import TEMPLATES, task_config, to_toml
 from envs.runtime import RuntimeSpec
 from envs.spec import (
     Check,
+    Collection,
     Deselection,
     EnvSpec,
     Failure,
@@ -56,7 +57,8 @@ def make_spec(name: str, status: str = "verified", image: str | None = None) -> 
         image=image or f"autoinstall-env/{name}:abababababab", plan=plan, steps=plan.steps,
         env={"FOO": "bar baz"}, test_command=plan.test_command,
         deselected=[Deselection(test="tests/test_b.py", reason="needs a service")],
-        verification=Verification(verified=status == "verified", runs=[run, run], flaky=[FLAKY]),
+        verification=Verification(verified=status == "verified", runs=[run, run], flaky=[FLAKY],
+                                  collection=Collection(default=6, command=6, selected=4)),
         failure=None if status == "verified" else Failure(failure_class="tests_failing", message="2/4 passed"),
         created_at="2024-05-06T00:00:00+00:00")
 
@@ -165,7 +167,9 @@ def test_harbor_task_files(catalog: Catalog, ids: dict[str, str], tmp_path: Path
     task = tmp_path / "out" / f"good-{ids['good']}-template"
     config = tomllib.loads((task / "task.toml").read_text())
     assert config["task"]["name"] == f"autoinstall/good-{ids['good']}-template"
-    assert config["metadata"]["verification"] == {"collected": 4, "passed": 2, "deselected": 1, "flaky": 1}
+    assert config["metadata"]["verification"] == {
+        "status": "verified", "collected": 6, "selected": 4, "deselected": 2, "deselections": 1, "passed": 2,
+        "failed": 1, "errors": 0, "skipped": 0, "flaky": 1, "stubs": 0, "threshold": 0.9, "max_deselected": 0.05}
     assert config["environment"]["docker_image"] == "autoinstall-env/good:abababababab"
     assert {"cpus", "memory_mb", "storage_mb", "network_mode"} <= set(config["environment"])
     assert config["verifier"]["environment_mode"] == "separate" and config["artifacts"] == ["/workspace"]
