@@ -6,8 +6,9 @@
 
 For each repository: `autoinstall` (embedded model, --rebuild-check unless --no-rebuild-check) -> verified,
 partial or failed with its class; the suite's size (default collection, selected, deselected), the tests
-that passed in every run, failed, skipped, flaky, stubs, repairs, wall time. A dev repository that is not
-fetched counts as a failure (`missing`). Then the naive baseline in a fresh base-image container:
+that passed in every run, failed, errored, skipped, flaky, stubs, the threshold and cap, repairs, wall time
+(the counts as every surface has them: envs/catalog_record.py). A dev repository that is not fetched counts
+as a failure (`missing`); `verified_over_cap` names any row verified with more deselected than its cap. Then the naive baseline in a fresh base-image container:
 `pip install -e .[test]` then `pytest` (runnable = at least one test passed). With --compare-shared-cache
 each repository is built a second time the way builds ran before the cache was layered (one read-write
 cache for every sandbox), and both medians are reported. The last line is one JSON object.
@@ -28,8 +29,10 @@ from autoinstall.options import BuildOptions, docker_factory  # noqa: E402
 from autoinstall.pipeline import build_environment  # noqa: E402
 from autoinstall.source.checkout import prepare_source  # noqa: E402
 from envs.baseimage import ensure_base_image  # noqa: E402
+from envs.catalog_record import SuiteCounts  # noqa: E402
 from envs.docker import DockerFactory, DockerSandbox, DockerSandboxConfig  # noqa: E402
 from envs.home import cache_dir  # noqa: E402
+from envs.spec import EnvSpec  # noqa: E402
 from envs.testrun import parse_summary  # noqa: E402
 
 DEV_REPOS = ["pallets+jinja", "pallets+markupsafe", "GrahamDumpleton+wrapt", "testing-cabal+testtools",
@@ -72,21 +75,26 @@ def run_tool(repo: str, out: Path, rebuild_check: bool, shared_cache: bool = Fal
     except Exception as e:  # noqa: BLE001 - a bench records every failure and goes on
         return {**EMPTY, "status": "failed", "failure_class": type(e).__name__,
                 "wall_s": round(time.monotonic() - started, 1), "message": str(e)[:200]}
-    v = spec.verification
-    counts = (v.counts or (v.last_run.counts if v.last_run else {})) if v else {}
-    suite = v.collection if v and v.collection else None
-    return {"status": spec.status, "failure_class": spec.failure.failure_class if spec.failure else None,
-            "collected": suite.suite if suite else None, "selected": suite.selected if suite else None,
-            "deselected": suite.deselected if suite else None,
-            "passed": counts.get("passed", 0), "failed": counts.get("failed", 0) + counts.get("error", 0),
-            "skipped": counts.get("skipped", 0), "flaky": len(v.flaky) if v else 0, "stubs": len(spec.stubs),
-            "wall_s": round(time.monotonic() - started, 1), "repairs": sum(1 for e in spec.log if e.repair),
+    return {**tool_row(spec), "wall_s": round(time.monotonic() - started, 1)}
+
+
+def tool_row(spec: EnvSpec) -> dict:
+    """A bench row's counts, as every surface has them (envs/catalog_record.py `SuiteCounts`), and its repairs."""
+    counts = SuiteCounts.from_spec(spec)
+    return {**EMPTY, **counts.model_dump(), "failure_class": spec.failure.failure_class if spec.failure else None,
+            "repairs": sum(1 for e in spec.log if e.repair),
             "message": spec.failure.message[:200] if spec.failure else "",
             "dependencies": spec.env.get("AUTOINSTALL_DEPENDENCIES", "latest releases")}
 
 
-EMPTY = {"collected": None, "selected": None, "deselected": None, "passed": 0, "failed": 0, "skipped": 0,
-         "flaky": 0, "stubs": 0, "repairs": 0, "message": ""}
+EMPTY = {**SuiteCounts(status="failed").model_dump(), "repairs": 0, "message": ""}
+"""The counts of a row that has no spec (a build that raised, a repository not fetched)."""
+
+
+def missing_row(repo: str, name: str, language: str) -> dict:
+    """A dev repository that is not fetched: a row of its own, counted as a failure (never dropped)."""
+    return {"repo": name, **EMPTY, "status": "missing", "failure_class": "not_fetched", "language": language,
+            "wall_s": 0.0, "naive": {}, "message": f"{repo} is not there: fetch it first"}
 
 
 def run_naive(repo: str, scratch: Path, commit: str | None = None) -> dict:
@@ -124,9 +132,7 @@ def main() -> None:
         for i, repo in enumerate(repos):
             name = repo.split("/")[-2] if repo.endswith("/repo") else repo
             if "://" not in repo and not Path(repo).exists():
-                rows.append({"repo": name, **EMPTY, "status": "missing", "failure_class": "not_fetched",
-                             "language": language_of.get(repo, "python"),
-                             "wall_s": 0.0, "naive": {}, "message": f"{repo} is not there: fetch it first"})
+                rows.append(missing_row(repo, name, language_of.get(repo, "python")))
                 print(f"{name:32} missing   (fetch it: counted as a failure)", flush=True)
                 continue
             tool = run_tool(repo, Path(tmp) / f"env{i}", not args.no_rebuild_check, commit=commits.get(repo))
@@ -138,29 +144,46 @@ def main() -> None:
             rows.append(row)
             print(f"{row['repo']:28} {tool['status']:8} {tool['failure_class'] or '':16} "
                   f"suite={tool['collected']} sel={tool['selected']} desel={tool['deselected']} "
-                  f"passed={tool['passed']} failed={tool['failed']} skipped={tool['skipped']} "
+                  f"passed={tool['passed']} failed={tool['failed']} errors={tool['errors']} skipped={tool['skipped']} "
                   f"flaky={tool['flaky']} stubs={tool['stubs']} wall={tool['wall_s']:.1f}s"
                   + (f" (shared cache {shared['wall_s']:.1f}s)" if shared else "")
                   + (f"  naive: {'runnable' if naive.get('runnable') else 'not runnable'} "
                      f"passed={naive.get('passed', 0)} wall={naive.get('wall_s', 0)}s" if naive else "")
                   + f"  {tool['message'][:80]}", flush=True)
+    print(json.dumps(summarize(rows, naive=not args.no_naive)))
+
+
+ROW_KEYS = ("repo", "status", "failure_class", "collected", "selected", "deselected", "deselections", "passed",
+            "failed", "errors", "skipped", "flaky", "stubs", "threshold", "max_deselected", "wall_s",
+            "shared_cache_wall_s", "dependencies", "language")
+
+
+def summarize(rows: list[dict], *, naive: bool) -> dict:
+    """The last line: verified/partial/missing, every row that is not verified as a failure (missing ones too),
+    the rows that say verified with more of their suite deselected than their cap (there should be none), the
+    medians, and the rows."""
     walls = [r["wall_s"] for r in rows if r["status"] != "missing"]
     shared_walls = [r["shared_cache_wall_s"] for r in rows if r.get("shared_cache_wall_s") is not None]
-    summary = {"repos": len(rows), "verified": sum(r["status"] == "verified" for r in rows),
-               "partial": sum(r["status"] == "partial" for r in rows),
-               "missing": sum(r["status"] == "missing" for r in rows),
-               "shared_cache_median_wall_s": round(statistics.median(shared_walls), 1) if shared_walls else None,
-               "naive_runnable": None if args.no_naive else sum(bool(r["naive"].get("runnable")) for r in rows),
-               "median_wall_s": round(statistics.median(walls), 1) if walls else 0,
-               "naive_median_wall_s": round(statistics.median([r["naive"]["wall_s"] for r in rows if r["naive"]]), 1)
-               if walls and not args.no_naive else None,
-               "failures": {r["repo"]: r["failure_class"] for r in rows if r["status"] != "verified"},
-               "by_language": by_language(rows),
-               "per_repo": [{k: r.get(k) for k in ("repo", "status", "failure_class", "collected", "selected",
-                                                   "deselected", "passed", "failed", "skipped", "flaky", "stubs",
-                                                   "wall_s", "shared_cache_wall_s", "dependencies", "language")}
-                            for r in rows]}
-    print(json.dumps(summary))
+    return {"repos": len(rows), "verified": sum(r["status"] == "verified" for r in rows),
+            "partial": sum(r["status"] == "partial" for r in rows),
+            "missing": sum(r["status"] == "missing" for r in rows),
+            "verified_over_cap": [r["repo"] for r in rows if r["status"] == "verified" and over_cap(r)],
+            "shared_cache_median_wall_s": round(statistics.median(shared_walls), 1) if shared_walls else None,
+            "naive_runnable": sum(bool(r["naive"].get("runnable")) for r in rows) if naive else None,
+            "median_wall_s": round(statistics.median(walls), 1) if walls else 0,
+            "naive_median_wall_s": round(statistics.median([r["naive"]["wall_s"] for r in rows if r["naive"]]), 1)
+            if walls and naive else None,
+            "failures": {r["repo"]: r["failure_class"] for r in rows if r["status"] != "verified"},
+            "by_language": by_language(rows),
+            "per_repo": [{k: r.get(k) for k in ROW_KEYS} for r in rows]}
+
+
+def over_cap(row: dict) -> bool:
+    """More of the suite deselected than the row's cap allows."""
+    suite, selected = row.get("collected"), row.get("selected")
+    if not suite or selected is None:
+        return False
+    return 1 - selected / suite > (row.get("max_deselected") or 0.05)
 
 
 def by_language(rows: list[dict]) -> dict[str, dict]:
