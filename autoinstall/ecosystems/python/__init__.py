@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autoinstall.ecosystems.base import STUB_DIR, Log, RepairContext
 from autoinstall.ecosystems.python.diagnosis import NETWORK_OFF, STUB_USED, diagnose
+from autoinstall.ecosystems.python.index import stub_refusal
 from autoinstall.ecosystems.python.pins import constraints_from_freeze, freeze, warm
 from autoinstall.ecosystems.python.proposal.assemble import propose_plan
 from autoinstall.ecosystems.python.repairs import SERVICE_FAILURE, repair
@@ -20,6 +21,7 @@ from autoinstall.ecosystems.python.survey.facts import RepoFacts
 from autoinstall.ecosystems.python.survey.rustbuild import takes_lead
 from autoinstall.ecosystems.python.timemachine import as_of
 from autoinstall.ecosystems.repofiles import RepoFiles
+from autoinstall.errors import AutoinstallError
 from envs.base import Sandbox, SandboxFactory
 from envs.baseimage import buildable_pythons
 from envs.spec import Diagnosis, Plan, Repair
@@ -75,6 +77,9 @@ class PythonEcosystem:
         return factory.base_image(python=toolchain, log=log)
 
     def stub(self, distribution: str, import_name: str, output: str) -> tuple[str, bytes]:
+        """A stub wheel, only for a name the index does not have (AutoinstallError says why not otherwise)."""
+        if refusal := stub_refusal(distribution):
+            raise AutoinstallError(refusal)
         return build_stub_wheel(distribution, import_name, stub_version(distribution, output))
 
     def stub_users(self, repo: Path, import_name: str) -> list[str]:

@@ -27,3 +27,18 @@ def on_index(distribution: str, timeout_s: float = 10.0) -> bool | None:
         return False if e.code == 404 else None
     except (urllib.error.URLError, OSError, ValueError):
         return None
+
+
+def stub_refusal(distribution: str) -> str:
+    """Why `distribution` must not be stubbed ("" when the index answers that it has no such project): a real
+    package's install fails for a reason a stub would hide, whoever proposes the stub."""
+    found = on_index(distribution)
+    if found is False:
+        return ""
+    if found:
+        return (f"a stub for {distribution} was asked for, but the package index ({index_url()}) has it: its install "
+                "fails for another reason (a version no release satisfies, a Python its releases do not support, "
+                "an index the sandbox cannot reach), which a stub would hide; repair that instead (pin a version, "
+                "switch Python)")
+    return (f"a stub for {distribution} was asked for, but the package index ({index_url()}) could not say whether "
+            "it has it: only a name the index answers 404 for is stubbed; make the index reachable and build again")
