@@ -1,0 +1,54 @@
+"""Deselection by test ids with `::` and brackets in their parameters, through a real pytest in a local sandbox
+(issue 9, bad input): exactly those tests are left out of the runs, and the suite is counted in tests with and
+without the selection, so the cap sees them."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from autoinstall.verify import judge_spec, verify
+from envs.local import LocalSandbox
+from envs.spec import Deselection, EnvSpec, Plan, SourceRecord
+
+PY = sys.executable
+TESTS = '''import pytest
+
+
+@pytest.mark.parametrize("v", ["a::b", "c[d]", "plain"])
+def test_x(v):
+    assert v != "a::b"
+
+
+class TestK:
+    @pytest.mark.parametrize("n", [1, 2])
+    def test_m(self, n):
+        assert n == 1
+
+
+def test_y():
+    pass
+'''
+LEFT_OUT = ["tests/test_p.py::test_x[a::b]", "tests/test_p.py::TestK::test_m[2]"]
+
+
+def test_ids_with_colons_and_brackets_are_deselected_and_counted() -> None:
+    with LocalSandbox() as sb:
+        root = Path(sb.workdir)
+        (root / "tests").mkdir()
+        (root / "tests" / "test_p.py").write_text(TESTS)
+        plan = Plan(test_command=f"{PY} -m pytest tests", test_runner="pytest")
+        deselected = [Deselection(test=t, reason="r") for t in LEFT_OUT]
+        verification = verify(sb, plan, deselected, runs=2, max_deselected=0.5, timeout_s=300)
+    ran = {r.test_id for r in verification.runs[-1].results}
+    assert ran == {"tests/test_p.py::test_x[c[d]]", "tests/test_p.py::test_x[plain]",
+                   "tests/test_p.py::TestK::test_m[1]", "tests/test_p.py::test_y"}, verification.runs[-1].output_tail
+    collection = verification.collection
+    assert collection is not None and (collection.command, collection.selected, collection.deselected) == (6, 4, 2)
+    assert verification.verified and verification.counts["passed"] == 4, verification.reason
+    spec = EnvSpec(status="failed", source=SourceRecord(repo="r", name="r"), model="embedded", plan=plan,
+                   deselected=deselected)
+    judge_spec(spec, verification)
+    assert spec.status == "verified"
+    judge_spec(spec, verification.model_copy(update={"max_deselected": 0.05}))  # 2 of 6 is over the default cap
+    assert spec.status == "partial" and spec.failure is not None
+    assert "2 of 6 tests (33%) are deselected" in spec.failure.message
