@@ -117,13 +117,15 @@ class Entry:
 
     @property
     def pass_to_pass(self) -> list[str]:
-        """The tests that passed at verification, minus flaky ones (a fresh episode scores 1.0 on them)."""
+        """The tests that passed in every verification run, minus flaky ones (a fresh episode scores 1.0 on them):
+        a test missing from one run did not pass there."""
         verification = self.spec.verification
         last = verification.last_run if verification else None
         if last is None or verification is None or self.spec.plan.test_runner != "pytest":
             return []  # the exports' scorers read pytest's JUnit report only: other runners' ids cannot be scored
-        flaky = set(verification.flaky)
-        return [r.test_id for r in last.results if r.outcome == "passed" and r.test_id not in flaky]
+        passed_in = [{r.test_id for r in run.results if r.outcome == "passed"} for run in verification.runs]
+        twice = set.intersection(*passed_in) - set(verification.flaky)
+        return [r.test_id for r in last.results if r.test_id in twice]
 
 
 def repo_name(source: SourceRecord) -> str:

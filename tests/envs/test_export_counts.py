@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from envs.catalog import Catalog, SuiteCounts, record_from_spec
-from envs.export import ExportOptions, read_manifest, run_export
+from envs.export import Entry, ExportOptions, read_manifest, run_export
 from envs.spec import (
     Collection,
     Deselection,
@@ -112,3 +112,13 @@ def test_verl_rows_carry_the_counts(catalog: Catalog, tmp_path: Path) -> None:
     _export(catalog, tmp_path / "verl", "verl")
     (row,) = pq.read_table(tmp_path / "verl" / "verl.parquet").to_pylist()
     assert row["extra_info"]["verification"] == EXPECTED
+
+
+def test_reward_sets_take_only_tests_that_passed_in_every_run(tmp_path: Path) -> None:
+    spec = gutted_spec("verified")
+    assert spec.verification is not None
+    first, last = spec.verification.runs
+    late = TestResult(test_id="t.py::late", outcome="passed")  # missing from the first run: it did not pass there
+    spec.verification.runs = [first, last.model_copy(update={"results": [*last.results, late]})]
+    entry = Entry(record_from_spec(spec, tmp_path), spec)
+    assert entry.pass_to_pass == ["t.py::a"]  # t.py::b is flaky, c failed, d skipped
