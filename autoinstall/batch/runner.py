@@ -1,7 +1,9 @@
 """Run many builds on a thread pool (each mostly waits on Docker), recording each in the catalog as it ends.
 
 Resuming: a job (repo, requested commit, model) whose record is verified, or failed without --retry-failed, is
-skipped. Ctrl-C stops scheduling and stops running builds at their next step; their records stay `running`,
+skipped. Ctrl-C (or SIGTERM) stops scheduling and stops running builds: their sandboxes are removed at once
+(a local build; a clone or base-image build in progress is waited for), each build unwinds as a `run` does on
+Ctrl-C (its snapshots and cache layers removed, its lock released), and their records stay `running`,
 and a running record whose process is gone counts as not done, so the next batch builds it again (the same
 happens after a crash or SIGKILL). A second Ctrl-C leaves at once. Each job builds into
 `<catalog>/envs/<job id>`; retrying a failed job replaces its failed record when the rebuild starts.
@@ -127,7 +129,13 @@ class _Batch:
         self.stop = threading.Event()
         self.owner = new_owner()
 
-    def worker(self) -> None:
+    def worker(self, done: threading.Event) -> None:
+        try:
+            self._work()
+        finally:
+            done.set()
+
+    def _work(self) -> None:
         while not self.stop.is_set():
             with self.lock:
                 if not self.queue:
@@ -183,12 +191,12 @@ class _Batch:
         started = time.monotonic()
         try:
             spec = self.build(entry.repo, build_options, report)
-        except BuildInterrupted:
+        except (BuildInterrupted, KeyboardInterrupt):  # KeyboardInterrupt: from a sandbox interrupt_sandboxes ended
             return interrupted
         except BuildLockedError as e:  # a `run` of the same environment: it records the result
             return EntryResult(**base, outcome="skipped", id=placeholder.id, status="running", message=str(e))
         except Exception as e:  # noqa: BLE001 (one build's error is recorded; the batch goes on)
-            if stopped.is_set():
+            if stopped.is_set() or self.stop.is_set():  # what the interrupt broke is no failure of the build
                 return interrupted
             return self._record_error(placeholder, env_dir, e, time.monotonic() - started, base)
         if stopped.is_set():
@@ -222,16 +230,18 @@ class _Batch:
                            message=message, wall_s=round(wall_s, 3), status="failed")
 
 
-def _wait(threads: list[threading.Thread], observer: BatchObserver) -> None:
-    for thread in threads:
-        while thread.is_alive():
-            thread.join(0.2)
+def _wait(done: list[threading.Event], observer: BatchObserver) -> None:
+    """Until every worker has ended. Not Thread.join: in Python 3.11 a join that Ctrl-C interrupts marks the
+    still running thread as ended, and the second wait would return at once (leaving its containers)."""
+    for event in done:
+        while not event.wait(0.2):
             observer.tick()
 
 
 def run_batch(entries: Sequence[BatchEntry], catalog: Catalog, options: BatchOptions | None = None, *,
               build: BuildFn | None = None, observer: BatchObserver | None = None,
-              line_errors: Sequence[LineError] = ()) -> BatchSummary:
+              line_errors: Sequence[LineError] = (),
+              stop_running: Callable[[], object] | None = None) -> BatchSummary:
     """Build every entry not already done, `options.jobs` at a time, recording each in `catalog`.
 
     Args:
@@ -241,6 +251,8 @@ def run_batch(entries: Sequence[BatchEntry], catalog: Catalog, options: BatchOpt
         build: the build function (default `autoinstall.pipeline.build_environment`); tests pass a fake.
         observer: progress display (default: none).
         line_errors: malformed lines, carried into the summary.
+        stop_running: called on Ctrl-C to end what running builds are doing (default with the default
+            build: `envs.docker.interrupt_sandboxes`; none otherwise).
 
     Returns:
         The summary. After Ctrl-C it has `interrupted=True` (nothing is half-recorded); it does not raise.
@@ -248,23 +260,30 @@ def run_batch(entries: Sequence[BatchEntry], catalog: Catalog, options: BatchOpt
     if build is None:
         # Imported here: the pipeline loads git and docker; tests pass a fake build instead.
         from autoinstall.pipeline import build_environment as build
+        # Imported here too: the docker SDK loads only when builds run on this machine's engine.
+        from envs.docker import interrupt_sandboxes
+
+        stop_running = stop_running or interrupt_sandboxes
     options = options or BatchOptions()
     observer = observer or NullObserver()
     started = time.monotonic()
     batch = _Batch(entries, catalog, options, build, observer)
     summary = BatchSummary(catalog=str(catalog.root), line_errors=list(line_errors))
-    threads = [threading.Thread(target=batch.worker, name=f"batch-{i}", daemon=True)
-               for i in range(min(options.jobs, len(entries)))]
+    done = [threading.Event() for _ in range(min(options.jobs, len(entries)))]
+    threads = [threading.Thread(target=batch.worker, args=(event,), name=f"batch-{i}", daemon=True)
+               for i, event in enumerate(done)]
     try:
         for thread in threads:
             thread.start()
-        _wait(threads, observer)
+        _wait(done, observer)
     except KeyboardInterrupt:
         batch.stop.set()
         summary.interrupted = True
         observer.stopping()
         try:
-            _wait(threads, observer)
+            if stop_running is not None:
+                stop_running()
+            _wait(done, observer)
         except KeyboardInterrupt:
             pass  # leave now: running records stay `running` and count as not done next time
     finally:

@@ -1,7 +1,7 @@
 """Docker: the only package that imports the docker SDK.
 
 - `engine.py`: connecting (`connect`, `check_engine`), the CA/proxy/label constants everything shares.
-- `sandbox.py`: `DockerSandbox` (one locked-down container: exec, snapshots, network); `files.py` its file transfers.
+- `sandbox.py`: `DockerSandbox` (one locked-down container: exec, snapshots, network), `interrupt_sandboxes` (Ctrl-C for other threads' sandboxes); `files.py` its file transfers.
 - `container.py`: `DockerSandboxConfig` and how its container is created (limits, mounts, environment).
 - `factory.py`: `DockerFactory`, the SandboxFactory over one engine.
 - `diskwatch.py`: disk limits by polling, one poller per engine.
@@ -34,10 +34,10 @@ from envs.docker.images import (
     try_pull,
 )
 from envs.docker.registry import pull_image, push_image, registry_ref
-from envs.docker.sandbox import DockerSandbox
+from envs.docker.sandbox import DockerSandbox, interrupt_sandboxes
 
 __all__ = [
     "CA_ENV", "CA_PATH", "HOST_CA_BUNDLE", "KIND_LABEL", "PROXY_VARS", "SNAPSHOT_REPO", "CleanupReport", "DockerFactory", "DockerSandbox", "DockerSandboxConfig",
     "build_image", "check_engine", "cleanup", "connect", "engine_gone", "image_labels", "import_rootfs",
-    "list_images", "pull_image", "push_image", "registry_ref", "remove_image", "save_images", "try_pull",
+    "interrupt_sandboxes", "list_images", "pull_image", "push_image", "registry_ref", "remove_image", "save_images", "try_pull",
 ]

@@ -4,6 +4,7 @@ of an overlay volume private to each sandbox, so what a sandbox writes there goe
 from __future__ import annotations
 
 import shutil
+import time
 import uuid
 from pathlib import Path
 
@@ -30,10 +31,19 @@ def create_cache_layer(api: docker.APIClient, cache_dir: Path) -> tuple[str, Pat
     return name, layer
 
 
-def remove_cache_layer(api: docker.APIClient, name: str, layer: Path) -> None:
-    """Drop the volume and what the sandbox wrote into it; never raises for what is already gone."""
-    try:
-        api.remove_volume(name, force=True)
-    except docker.errors.NotFound:
-        pass
+def remove_cache_layer(api: docker.APIClient, name: str, layer: Path, in_use_wait_s: float = 10.0) -> None:
+    """Drop the volume and what the sandbox wrote into it; never raises for what is already gone. A volume
+    still in use (its container being removed by another thread: an interrupt) is waited for a while."""
+    deadline = time.monotonic() + in_use_wait_s
+    while True:
+        try:
+            api.remove_volume(name, force=True)
+        except docker.errors.NotFound:
+            pass
+        except docker.errors.APIError as e:
+            if e.status_code != 409 or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+            continue
+        break
     shutil.rmtree(layer, ignore_errors=True)

@@ -92,7 +92,7 @@ def cleanup(
                 continue
             report.volumes.append(volume["Name"])
             if not dry_run:
-                _try(report, lambda v=volume: remove_cache_layer(api, v["Name"], _layer_dir(v)))
+                _try(report, lambda v=volume: remove_cache_layer(api, v["Name"], _layer_dir(v), in_use_wait_s=0))
     except _ENGINE_ERRORS as e:
         raise engine_gone(e, "cleanup", base_url) from e
     finally:

@@ -7,6 +7,7 @@ import re
 import socket
 import time
 import uuid
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -39,6 +40,28 @@ start a session of their own (pg_ctl, redis --daemonize) are not in the group. B
 impossible at that point."""
 RESOLV_SAVED = "/var/tmp/.autoinstall-resolv.conf"
 INSTANCE_LABEL = "autoinstall.sandbox"
+_LIVE: weakref.WeakSet[DockerSandbox] = weakref.WeakSet()
+"""The sandboxes of this process between start and stop: what `interrupt_sandboxes` ends."""
+
+
+def interrupt_sandboxes() -> int:
+    """Ctrl-C for the sandboxes other threads are using (a batch's builds): remove each one's containers, so
+    a command running there returns at once, and from then on every call on it raises KeyboardInterrupt in
+    its thread, which unwinds that build as Ctrl-C unwinds a `run` (its `stop` still cleans up). Returns how
+    many sandboxes were interrupted."""
+    live = list(_LIVE)
+    for sandbox in live:
+        sandbox.interrupted = True
+        with suppress(EnvError, *_ENGINE_ERRORS):
+            client = connect(sandbox.config.base_url, timeout=30)
+            try:
+                for cid in client.api.containers(all=True, quiet=True, filters={
+                        "label": "=".join(next(iter(sandbox._instance.items())))}):
+                    with suppress(docker.errors.NotFound):
+                        client.api.remove_container(cid["Id"], force=True, v=True)
+            finally:
+                client.close()
+    return len(live)
 
 
 class DockerSandbox(FilesMixin, ChannelMixin):
@@ -63,6 +86,8 @@ class DockerSandbox(FilesMixin, ChannelMixin):
         """Bytes this sandbox's snapshots added to its image: what earlier steps of the build wrote. The
         disk watch counts them with what the running container writes, so the limit is per build."""
         self._net = NETWORK
+        self.interrupted = False
+        """Set by `interrupt_sandboxes`: its containers are gone and every call raises KeyboardInterrupt."""
 
     # lifecycle
     def start(self) -> Self:
@@ -73,6 +98,7 @@ class DockerSandbox(FilesMixin, ChannelMixin):
             msg = "DockerSandbox needs an image: pass image=ensure_base_image() or another tag."
             raise EnvError(msg)
         self._client = connect(self.config.base_url)
+        _LIVE.add(self)
         try:
             with self._engine("start"):
                 image = self._local_or_pulled(self.config.image)
@@ -95,8 +121,13 @@ class DockerSandbox(FilesMixin, ChannelMixin):
         if self._client:
             with self._engine("stop"):
                 for leftover in [cid] if cid else self._unnamed_containers():
-                    with suppress(docker.errors.NotFound):
+                    try:
                         self._client.api.remove_container(leftover, force=True, v=True)
+                    except docker.errors.NotFound:
+                        pass
+                    except docker.errors.APIError as e:  # interrupt_sandboxes is removing it right now
+                        if not (self.interrupted and e.status_code == 409):
+                            raise
         layer, self._cache_layer = self._cache_layer, None
         if layer and self._client:
             with self._engine("stop"):
@@ -105,6 +136,7 @@ class DockerSandbox(FilesMixin, ChannelMixin):
         if self._client:
             self._client.close()
             self._client = None
+        _LIVE.discard(self)
 
     def _unnamed_containers(self) -> list[str]:
         """This sandbox's containers by its label: one an interrupt left before its id was known."""
@@ -174,6 +206,8 @@ class DockerSandbox(FilesMixin, ChannelMixin):
         return self._client.api
 
     def _check(self) -> None:
+        if self.interrupted:
+            raise KeyboardInterrupt
         if self.limit_error:
             raise SandboxLimitError(self.limit_error)
         if not self._cid:
@@ -189,6 +223,8 @@ class DockerSandbox(FilesMixin, ChannelMixin):
         try:
             yield
         except docker.errors.APIError as e:
+            if self.interrupted and what != "stop":  # stop cleans up whatever happens
+                raise KeyboardInterrupt from e
             if self.limit_error:
                 raise SandboxLimitError(self.limit_error) from e
             text = str(e.explanation or e)
@@ -200,6 +236,8 @@ class DockerSandbox(FilesMixin, ChannelMixin):
                 msg = f"{what} failed: the Docker engine answered {e.status_code}: {text}"
             raise EnvError(msg) from e
         except _ENGINE_ERRORS as e:
+            if self.interrupted and what != "stop":  # stop cleans up whatever happens
+                raise KeyboardInterrupt from e
             raise engine_gone(e, what, self.config.base_url) from e
 
     def _attach(self, exec_id: str) -> tuple[socket.socket, bytes, object]:
@@ -244,10 +282,14 @@ class DockerSandbox(FilesMixin, ChannelMixin):
         try:
             hung = pump(sock, prefix, {STDOUT: out, STDERR: err}, deadline)
         except OSError as e:
+            if self.interrupted:
+                raise KeyboardInterrupt from e
             raise engine_gone(e, "exec", self.config.base_url) from e
         finally:
             sock.close()
             del keep
+        if self.interrupted:
+            raise KeyboardInterrupt
         if self.limit_error:
             raise SandboxLimitError(self.limit_error)
         with self._engine("exec"):

@@ -419,3 +419,44 @@ def test_a_test_run_counts_the_forks_the_pids_limit_refused(base_image: str) -> 
         starved = run_tests(sb, starve, "custom", [], 60)
     assert calm.forks_refused == 0
     assert starved.forks_refused > 0
+
+
+def test_interrupting_the_sandboxes_of_other_threads_ends_their_commands_and_leaves_nothing(
+        base_image: str, tmp_path: Path) -> None:
+    """What a batch does on Ctrl-C/SIGTERM: a build thread blocked in a long command gets KeyboardInterrupt at
+    once, and the sandbox's stop (racing the interrupt's removal) still removes its container and cache layer."""
+    from envs.docker import DockerFactory, interrupt_sandboxes  # noqa: PLC0415 (only this test needs them)
+
+    factory = DockerFactory(cache_dir=tmp_path / "cache")
+    started, outcome = threading.Event(), []
+
+    def build() -> None:
+        with factory.sandbox(base_image, network=False, cache=True) as sb:
+            outcome.append(sb.container_id)
+            started.set()
+            try:
+                sb.exec("echo x > /cache/uv-written; sleep 300", timeout=600)
+                outcome.append("returned")
+            except KeyboardInterrupt:
+                outcome.append("interrupted")
+                with contextlib.suppress(KeyboardInterrupt):
+                    sb.exec("true")
+                    outcome.append("ran after the interrupt")
+
+    worker = threading.Thread(target=build)
+    worker.start()
+    assert started.wait(120)
+    time.sleep(1)
+    t0 = time.monotonic()
+    assert interrupt_sandboxes() >= 1
+    worker.join(60)
+    assert not worker.is_alive() and time.monotonic() - t0 < 30
+    assert outcome[1:] == ["interrupted"]
+    client = docker.from_env()
+    try:
+        assert not client.containers.list(all=True, filters={"id": outcome[0]})
+        assert not [v for v in client.volumes.list(filters={"label": "autoinstall.kind=cache-layer"})
+                    if str((tmp_path / "cache").resolve()) in ((v.attrs.get("Options") or {}).get("o") or "")]
+    finally:
+        client.close()
+    assert not any((tmp_path / "cache-layers").iterdir())
