@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from autoinstall.ecosystems.node.browsers import BROWSER_DOWNLOAD, BROWSER_MISSING
 from autoinstall.ecosystems.rules import diagnose_by
 from envs.spec import Diagnosis, DiagnosisKind
 
@@ -26,6 +27,8 @@ ESM_INTEROP = re.compile(r"ERR_REQUIRE_ESM|does not provide an export named|ERR_
 """ES module / CommonJS interop that this Node does differently from the ones the project was tested on
 (old loaders such as `esm`, require() of an ES module)."""
 _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
+    ("missing_tool", BROWSER_DOWNLOAD),  # first: the failed download also prints a name lookup failure
+    ("missing_tool", BROWSER_MISSING),
     ("missing_module", LOCK_OUT_OF_SYNC),
     ("no_distribution", PEER_CONFLICT),
     ("missing_header", re.compile(r"fatal error: (?P<s>[\w./+-]+\.h(?:pp)?): No such file or directory")),
@@ -45,6 +48,10 @@ def _subject(pattern: re.Pattern[str], m: re.Match[str]) -> str:
     subject = next((v for v in m.groupdict().values() if v), "")
     if pattern is ENGINE:
         return f"node {subject}"
+    if pattern is BROWSER_DOWNLOAD:
+        return "browser (download)"
+    if pattern is BROWSER_MISSING:
+        return "browser"
     if pattern is ESM_INTEROP:
         return "node (ES module interop)"
     if pattern is LOCK_OUT_OF_SYNC:

@@ -5,6 +5,7 @@ import re
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
+from autoinstall.ecosystems.node.browsers import browser_repair
 from autoinstall.ecosystems.node.diagnosis import NETWORK_OFF, SERVICE_REFUSED
 from autoinstall.ecosystems.node.proposal import IMAGE_NODE, NODE_FROM_REGISTRY, node_step
 from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
@@ -43,10 +44,12 @@ def _node(ctx: RepairContext) -> Repair | None:
 
 def _tool(ctx: RepairContext) -> Repair | None:
     """yarn or pnpm missing: from the npm registry; a C toolchain piece or python3: from Debian; another
-    Node major: from the npm registry (`_node`)."""
+    Node major: from the npm registry (`_node`); a browser: Debian's chromium (browsers.py)."""
     subject = ctx.diagnosis.subject
     if subject.startswith("node "):
         return _node(ctx)
+    if subject.startswith("browser"):
+        return browser_repair(ctx)
     if subject in MANAGERS:
         return Repair(kind="insert_before", reason=f"{subject} is not installed -> npm install -g {MANAGERS[subject]}",
                       step=_step(f"npm install -g --no-audit --no-fund --prefer-offline {MANAGERS[subject]}",

@@ -1,0 +1,74 @@
+"""Suites that drive a browser (puppeteer, playwright, karma): the download their installers cannot make here is
+skipped, Debian's chromium stands in, with the flags a container needs. The real build is the fixture
+tests/fixtures/repos/node_browser (tests/autoinstall/test_e2e_fixtures.py: puppeteer renders a page)."""
+from __future__ import annotations
+
+from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.node.browsers import CHROMIUM, ENV, FLAGS_FILE
+from autoinstall.ecosystems.node.diagnosis import diagnose
+from autoinstall.ecosystems.node.repairs import repair
+from envs.spec import Plan, Repair, Step
+
+INSTALL = Step(command="npm install --package-lock --no-audit --no-fund", why="install", kind="project")
+TESTS = Step(command="npm test --ignore-scripts", why="run the test suite")
+DOWNLOAD = ('npm ERR! Error: ERROR: Failed to set up chrome v148.0.7778.97! Set "PUPPETEER_SKIP_DOWNLOAD" env '
+            "variable to skip download.\nnpm ERR!   [cause]: Error: All providers failed for chrome 148.0.7778.97:\n"
+            "npm ERR!     - DefaultProvider: getaddrinfo ENOTFOUND storage.googleapis.com\n")
+"""Captured: puppeteer 24's install script on this machine (no route to the browser vendor's servers)."""
+CONFIGURED = ("not ok 2 - a browser renders the heading and the list\n  error: 'Tried to find the browser at the "
+              "configured path (/usr/bin/chromium), but no executable was found.'\n")
+"""Captured: the same suite's test run once the download is skipped, before chromium is installed."""
+PLAYWRIGHT = ("browserType.launch: Executable doesn't exist at "
+              "/root/.cache/ms-playwright/chromium_headless_shell-1169/chrome-linux/headless_shell\n"
+              "Looks like Playwright Test or Playwright was just installed or updated.\n")
+
+
+def _ctx(output: str, *, phase: str = "install", failing: Step = INSTALL, env: dict[str, str] | None = None,
+         tried: list[Repair] | None = None) -> RepairContext:
+    return RepairContext(plan=Plan(ecosystem="node", python="3.13", steps=[INSTALL], test_command=TESTS.command),
+                         failing=failing, phase=phase, output=output, diagnosis=diagnose(output),  # type: ignore[arg-type]
+                         python="3.13", available_pythons=["3.13"], env=env or {}, tried=tried or [])
+
+
+def test_a_failed_browser_download_is_a_browser_not_the_internet() -> None:
+    d = diagnose(DOWNLOAD)
+    assert (d.kind, d.subject) == ("missing_tool", "browser (download)")
+    assert "Failed to set up chrome" in d.evidence  # not the name lookup failure printed below it
+    for output in (CONFIGURED, PLAYWRIGHT, ("ERROR [launcher]: No binary for ChromeHeadless browser on your "
+                                            "platform.\n  Please, set \"CHROME_BIN\" env variable."),
+                   "[FATAL:zygote_host_impl_linux.cc(128)] No usable sandbox! If you are running on Ubuntu"):
+        assert (diagnose(output).kind, diagnose(output).subject) == ("missing_tool", "browser"), output
+
+
+def test_first_the_download_is_skipped_and_every_launcher_pointed_at_debians_chromium() -> None:
+    fix = repair(_ctx(DOWNLOAD))
+    assert fix is not None and fix.kind == "set_env"
+    assert fix.env == ENV and fix.env["PUPPETEER_SKIP_DOWNLOAD"] == "1"
+    assert {fix.env[k] for k in ("PUPPETEER_EXECUTABLE_PATH", "CHROME_BIN")} == {CHROMIUM}
+    # the variables set, a download that still fails has no second repair of its own (the install is the build)
+    assert repair(_ctx(DOWNLOAD, env=dict(ENV), tried=[fix])) is None
+
+
+def test_then_chromium_is_installed_with_the_flags_a_container_needs() -> None:
+    fix = repair(_ctx(CONFIGURED, phase="tests", failing=TESTS, env=dict(ENV)))
+    assert fix is not None and fix.kind == "insert_before" and fix.step is not None
+    assert fix.step.kind == "system" and " chromium && " in fix.step.command
+    assert f"> {FLAGS_FILE}" in fix.step.command and "--no-sandbox" in fix.step.command
+    assert "ln -sf" not in fix.step.command  # puppeteer was told where the browser is: no link needed
+    assert fix.step.evidence[0].text.startswith("error: 'Tried to find the browser")
+
+
+def test_playwright_gets_a_link_where_it_looks_for_its_own_build() -> None:
+    fix = repair(_ctx(PLAYWRIGHT, phase="tests", failing=TESTS, env=dict(ENV)))
+    assert fix is not None and fix.step is not None
+    wanted = "/root/.cache/ms-playwright/chromium_headless_shell-1169/chrome-linux/headless_shell"
+    assert f"mkdir -p {wanted.rsplit('/', 1)[0]} && ln -sf {CHROMIUM} {wanted}" in fix.step.command
+    tricked = PLAYWRIGHT.replace("/root/.cache", "/root/../etc")  # never a link outside where it said
+    again = repair(_ctx(tricked, phase="tests", failing=TESTS, env=dict(ENV)))
+    assert again is not None and again.step is not None and "ln -sf" not in again.step.command
+
+
+def test_a_second_browser_failure_after_both_repairs_gives_up() -> None:
+    first = repair(_ctx(CONFIGURED, phase="tests", failing=TESTS, env=dict(ENV)))
+    assert first is not None
+    assert repair(_ctx(CONFIGURED, phase="tests", failing=TESTS, env=dict(ENV), tried=[first])) is None
