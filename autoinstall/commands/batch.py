@@ -22,6 +22,7 @@ from autoinstall.commands.options import (
     TimeBudget,
 )
 from autoinstall.commands.output import err, out
+from autoinstall.commands.run import check_build_options
 
 if TYPE_CHECKING:
     from autoinstall.batch.runner import BuildFn
@@ -90,10 +91,11 @@ def batch_cmd(
     from autoinstall.commands.batch_display import LiveDisplay, print_summary
     from autoinstall.options import Budgets, BuildOptions
 
-    entries, errors = read_batch_file(file)
-    cat = open_catalog(catalog)
     build_options = BuildOptions(model=model, base_url=base_url, budgets=Budgets(wall_s=time_budget),
                                  threshold=threshold, max_deselected=max_deselected)
+    check_build_options(build_options)  # not one record of a model that is not there
+    entries, errors = read_batch_file(file)
+    cat = open_catalog(catalog)
     with _executor(executor, address, registry, jobs) as (build, default_jobs):
         options = BatchOptions(jobs=jobs or default_jobs, retry_failed=retry_failed, build=build_options)
         if json_out:

@@ -1,8 +1,9 @@
 """`autoinstall run REPO` (also just `autoinstall REPO`): build, verify and catalogue one environment."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -27,6 +28,28 @@ from autoinstall.commands.options import (
 )
 from autoinstall.commands.output import err, out
 
+if TYPE_CHECKING:
+    from autoinstall.options import BuildOptions
+
+PYTHON_VERSION = re.compile(r"\d+\.\d+")
+
+
+def check_build_options(options: BuildOptions) -> None:
+    """Refuse what the flags' own ranges cannot (the model, the Python version) before any work starts: a
+    clone, a base image or a whole build must not come first (`run` and `batch` call this).
+
+    Raises:
+        ModelError: the model is unknown or lacks its endpoint (an error root: one line, exit 2).
+        typer.BadParameter: --python is not X.Y.
+    """
+    # Imported here: the models load pydantic and the chat client, which `autoinstall --help` does not need.
+    from autoinstall.plan.models import get_model
+
+    get_model(options.model, base_url=options.base_url)
+    if options.python is not None and not PYTHON_VERSION.fullmatch(options.python):
+        msg = f"{options.python!r} is not a Python version; pass X.Y, e.g. --python 3.11"
+        raise typer.BadParameter(msg, param_hint="--python")
+
 
 def run_cmd(
     repo: Repo,
@@ -48,10 +71,10 @@ def run_cmd(
     ] = BUILD.rebuild_check,
     python: Annotated[Optional[str], typer.Option(help="Force a Python version (X.Y).",
                                                   rich_help_panel=ADVANCED)] = BUILD.python,
-    max_repairs: Annotated[int, typer.Option(help="Repairs before giving up.",
+    max_repairs: Annotated[int, typer.Option(help="Repairs before giving up.", min=0,
                                              rich_help_panel=ADVANCED)] = BUDGETS.max_repairs,
     wall_s: TimeBudget = BUDGETS.wall_s,
-    step_timeout: Annotated[float, typer.Option(help="Seconds per command.",
+    step_timeout: Annotated[float, typer.Option(help="Seconds per command.", min=1.0,
                                                 rich_help_panel=ADVANCED)] = BUDGETS.step_timeout_s,
     catalog: CatalogDir = None,
 ) -> None:
@@ -72,6 +95,7 @@ def run_cmd(
                            threshold=threshold, latest_deps=latest_deps, rebuild_check=rebuild_check,
                            python=python, budgets=budgets, max_deselected=max_deselected,
                            limits=Limits(memory_mb=memory_mb, disk_mb=disk_mb, pids=pids))
+    check_build_options(options)
     with Progress(err, quiet=json_out, verbose=verbose, log_name="run") as progress:
         factory = docker_factory(options.limits, log=progress.log)
         spec = build_environment(repo, options, progress.report, factory)

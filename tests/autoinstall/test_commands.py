@@ -174,7 +174,8 @@ def test_flags_reach_the_build_options(tmp_path: Path, monkeypatch: pytest.Monke
     seen = capture(monkeypatch)
     app = app_with(("run", run_cmd), ("batch", batch_cmd))
     done = CliRunner().invoke(app, ["run", "fake://one", "--max-repairs", "3", "--time-budget", "60",
-                                    "--step-timeout", "5", "--threshold", "0.5", "--model", "openai:m"])
+                                    "--step-timeout", "5", "--threshold", "0.5", "--model", "openai:m",
+                                    "--base-url", "http://127.0.0.1:9/v1"])  # a chat model needs its endpoint
     assert done.exit_code == 0, done.output
     assert seen[-1].budgets == Budgets(max_repairs=3, wall_s=60, step_timeout_s=5)
     assert (seen[-1].threshold, seen[-1].model) == (0.5, "openai:m")

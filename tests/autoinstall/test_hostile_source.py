@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,32 @@ def test_one_build_of_an_environment_at_a_time_whatever_its_output_directory(
     assert not (tmp_path / "elsewhere" / "spec.json").exists()
     with build_lock(str(fixture), revision, "embedded", "pep621_extras"):  # released, and free again
         pass
+
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.mark.parametrize(("command", "option"), [
+    ("run", ["--threshold", "5"]), ("run", ["--max-deselected", "-1"]), ("run", ["--step-timeout", "-5"]),
+    ("run", ["--max-repairs", "-1"]), ("run", ["--time-budget", "0"]), ("run", ["--disk-mb", "10"]),
+    ("run", ["--memory-mb", "1"]), ("run", ["--pids", "1"]), ("run", ["--model", "nonsense"]),
+    ("run", ["--model", "openai:m"]), ("run", ["--python", "abc"]),
+    ("batch", ["--model", "nonsense"]), ("batch", ["--threshold", "5"]), ("batch", ["--jobs", "0"]),
+])
+def test_bad_option_values_are_refused_before_any_work(tmp_path: Path, command: str, option: list[str]) -> None:
+    """A bad value exits 2 naming the option, before the source is copied or cloned, a sandbox starts or a
+    record is written (once, `--threshold 5` ran a whole build before it was refused)."""
+    home = tmp_path / "home"
+    repo = str(Path(__file__).parents[1] / "fixtures" / "repos" / "pep621_extras")
+    target = [repo, "--out", str(tmp_path / "out")] if command == "run" else [str(tmp_path / "batch.txt")]
+    (tmp_path / "batch.txt").write_text(repo + "\n")
+    env = {**os.environ, "AUTOINSTALL_HOME": str(home), "COLUMNS": "200"}
+    env.pop("OPENAI_BASE_URL", None)
+    done = subprocess.run([sys.executable, str(ROOT / "cli.py"), command, *target, *option,
+                           "--catalog", str(tmp_path / "catalog")],
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    named = option[0] if option[0] != "--model" else ("--base-url" if ":" in option[1] else "model")
+    assert named in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists() and not (tmp_path / "catalog").exists()
+    assert not home.exists() or not any(home.rglob("*")), sorted(home.rglob("*"))
