@@ -71,5 +71,7 @@ if [ ! -f "$tools/verl/.ready" ]; then
   uv venv -q --clear --python "$tool_py" "$tools/verl"
   uv pip install -q --python "$tools/verl/bin/python" verl cachetools uvicorn fastapi docker gitpython typer rich \
     pyyaml 'tree-sitter>=0.23' tree-sitter-python tree-sitter-javascript tree-sitter-typescript tree-sitter-go \
-    tree-sitter-rust && touch "$tools/verl/.ready"
+    tree-sitter-rust tree-sitter-java && touch "$tools/verl/.ready"
 fi
+"$tools/verl/bin/python" -c "import tree_sitter_java" 2>/dev/null ||
+  uv pip install -q --python "$tools/verl/bin/python" tree-sitter-java  # a venv made before Java's grammar joined

@@ -26,6 +26,7 @@ GRAMMARS: dict[str, tuple[str, str]] = {
     ".cts": ("tree_sitter_typescript", "language_typescript"),
     ".tsx": ("tree_sitter_typescript", "language_tsx"),
     ".go": ("tree_sitter_go", "language"), ".rs": ("tree_sitter_rust", "language"),
+    ".java": ("tree_sitter_java", "language"),
 }
 NON_PYTHON = sorted(s for s in GRAMMARS if not s.startswith(".py"))
 MAX_ERRORS_PER_FILE = 20

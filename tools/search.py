@@ -25,6 +25,8 @@ DEFINITIONS = {
     "function_signature_item": "fn", "struct_item": "struct", "enum_item": "enum",
     "trait_item": "trait", "type_item": "type", "const_item": "const", "static_item": "static",
     "mod_item": "mod", "union_item": "union", "macro_definition": "macro",
+    "constructor_declaration": "constructor", "record_declaration": "record",
+    "annotation_type_declaration": "annotation",
 }
 TOP_LEVEL = {"module", "program", "source_file", "export_statement"}
 
@@ -49,6 +51,9 @@ def _names(node: tree_sitter.Node) -> list[tree_sitter.Node]:
     """The identifier nodes a definition node defines."""
     if node.type in ("const_spec", "var_spec"):
         return node.children_by_field_name("name")
+    if node.type == "variable_declarator" and node.parent is not None and node.parent.type == "field_declaration":
+        name = node.child_by_field_name("name")  # a Java field (constants are `static final` ones)
+        return [name] if name is not None else []
     if node.type == "variable_declarator":
         decl = node.parent
         top = decl is not None and decl.parent is not None and decl.parent.type in TOP_LEVEL
@@ -70,6 +75,8 @@ def _names(node: tree_sitter.Node) -> list[tree_sitter.Node]:
 def _kind(node: tree_sitter.Node) -> str | None:
     if node.type in DEFINITIONS:
         return DEFINITIONS[node.type]
+    if node.type == "variable_declarator" and node.parent is not None and node.parent.type == "field_declaration":
+        return "field"
     return {"const_spec": "const", "var_spec": "var", "variable_declarator": "variable",
             "assignment": "variable"}.get(node.type)
 
@@ -123,7 +130,7 @@ def run(session: ToolSession, args: SearchArgs) -> ToolResult:
     """Search the workspace's text files (skipping .git, node_modules, virtualenvs and binary
     files). mode="regex" lists matching lines as file:line:text; mode="symbol" lists where a
     function, class, method, type or constant named `pattern` is defined (Python, JavaScript,
-    TypeScript, Go, Rust).
+    TypeScript, Go, Rust, Java).
 
     Args:
         session: the tool session of the sandbox.

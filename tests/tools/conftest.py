@@ -22,6 +22,11 @@ FILES: dict[str, str] = {
     "web/types.ts": "export interface Shape { w: number }\nexport class Box {}\n",
     "go/main.go": "package main\n\ntype Server struct{}\n\nfunc Serve() {}\n",
     "rs/lib.rs": "pub struct Parser;\npub enum Token { A }\npub fn parse() {}\n",
+    "jv/Registry.java": (
+        "package jv;\npublic class Registry {\n    static final int MAX_SIZE = 8;\n"
+        "    public Registry() {}\n\n    public void register(String name) {}\n\n"
+        "    interface Listener {}\n    record Entry(String name) {}\n}\n"
+    ),
     "node_modules/dep/index.js": "// needle\nfunction render() {}\n",
     "README.md": "# demo\nneedle in the readme\n",
 }

@@ -143,6 +143,9 @@ def test_search_invalid_regex_is_a_result(session: ToolSession) -> None:
     ("LIMIT", "pkg/core.py:3: [variable]"), ("render", "web/app.js:1: [function]"),
     ("Shape", "web/types.ts:1: [interface]"), ("Serve", "go/main.go:5: [function]"),
     ("Server", "go/main.go:3: [type]"), ("Parser", "rs/lib.rs:1: [struct]"), ("parse", "rs/lib.rs:3: [fn]"),
+    ("Registry", "jv/Registry.java:2: [class]"), ("MAX_SIZE", "jv/Registry.java:3: [field]"),
+    ("register", "jv/Registry.java:6: [method]"), ("Listener", "jv/Registry.java:8: [interface]"),
+    ("Entry", "jv/Registry.java:9: [record]"),
 ])
 def test_search_symbol_finds_definitions(session: ToolSession, name: str, expect: str) -> None:
     r = call_tool(session, "search", {"pattern": name, "mode": "symbol"})
@@ -152,9 +155,11 @@ def test_search_symbol_finds_definitions(session: ToolSession, name: str, expect
 
 def test_lint_reports_undefined_names_and_syntax_errors(session: ToolSession) -> None:
     call_tool(session, "create_file", {"path": "lintme/broken.ts", "content": "let x: number = ;\n"})
+    call_tool(session, "create_file", {"path": "lintme/Broken.java", "content": "class Broken {\n  void f( }\n"})
     r = call_tool(session, "lint", {"path": "."})
     assert "pkg/bad.py:2:12: F821 undefined name 'undefined_thing'" in r.output
-    assert "lintme/broken.ts:1:" in r.output
+    assert "lintme/broken.ts:1:" in r.output and "lintme/Broken.java:2:" in r.output
+    assert "jv/Registry.java" not in r.output
     assert r.data is not None and {d["code"] for d in r.data["diagnostics"]} >= {"F821", "E999"}
     clean = call_tool(session, "lint", {"path": "pkg/core.py"})
     assert clean.output.startswith("No problems found in 1 file")
