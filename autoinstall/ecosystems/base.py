@@ -63,6 +63,9 @@ class CompanionNeed(BaseModel):
     root: str = "."
     """The companion project's directory in the checkout (where its manifest is), relative to the root."""
     evidence: Evidence
+    needed_by: Literal["build", "tests"] = "build"
+    """What runs the companion's toolchain: the lead's build (which then installs what it needs itself) or its
+    tests (the companion's own dependencies are installed for them)."""
 
 
 class Companion(BaseModel):
@@ -73,6 +76,9 @@ class Companion(BaseModel):
 
     ecosystem: str
     packages: tuple[str, ...] = ()
+    toolchains: tuple[str, ...] = ()
+    """The lead's toolchains (base images) to prefer for this companion: where Debian's version of it is
+    recent enough (Rust: trixie's rustc); none when any will do."""
     env: dict[str, str] = Field(default_factory=dict)
     """Set for the lead's project step (prefixed to its command)."""
     steps: list[Step] = Field(default_factory=list)

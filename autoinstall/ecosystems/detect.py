@@ -52,8 +52,8 @@ class Accompanied:
         return getattr(self.lead, attr)
 
     def _preferred(self, toolchains: tuple[str, ...]) -> tuple[str, ...]:
-        """The companions' toolchains first (Rust's: the base image whose Debian has a recent rustc)."""
-        theirs = {t for c in self.companions for t in c.toolchains}
+        """The toolchains the companions prefer first (Rust's: the base image whose Debian has a recent rustc)."""
+        theirs = {t for c in self.lent for t in c.toolchains}
         return tuple(sorted(toolchains, key=lambda t: t not in theirs))
 
     @property

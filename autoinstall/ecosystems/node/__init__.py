@@ -5,12 +5,14 @@ output (envs/testrun/node_runner.py).
 Files: `survey.py` (NodeFacts from package.json, the lock file, engines/.nvmrc, workspaces, CI),
 `proposal.py` (facts -> plan), `diagnosis.py` + `repairs.py` (failure -> fix: yarn/pnpm, node-gyp's Debian
 packages, a stale lock file, peer-dependency conflicts, a missing build, deselecting tests that need a
-service or the internet), `pins.py` (package-lock.json as the pins, the npm cache warm-up).
+service or the internet), `pins.py` (package-lock.json as the pins, the npm cache warm-up), `companion.py` (the
+toolchain a Python package whose build or tests run Node borrows).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
+from autoinstall.ecosystems.node.companion import PACKAGES, companion
 from autoinstall.ecosystems.node.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
 from autoinstall.ecosystems.node.pins import constraints, freeze, warm
 from autoinstall.ecosystems.node.proposal import propose_plan
@@ -18,9 +20,6 @@ from autoinstall.ecosystems.node.repairs import repair
 from autoinstall.ecosystems.node.survey import NodeFacts, survey
 from autoinstall.ecosystems.rules import LockPinned
 from envs.spec import Plan
-
-PACKAGES = ("nodejs", "npm")
-"""Debian's Node and npm, added to the base image (trixie: Node 20.19, npm 9.2)."""
 
 
 class NodeEcosystem(LockPinned):
@@ -41,6 +40,9 @@ class NodeEcosystem(LockPinned):
     NETWORK_OFF = NETWORK_OFF
     pin_env = ()
     """The lock file pins every package: the replay Dockerfile's install step reads the constraints file."""
+
+    companion = staticmethod(companion)
+    """What a leading ecosystem whose build or tests run Node borrows (companion.py)."""
 
     def detect(self, repo: Path) -> bool:
         return (repo / "package.json").is_file()

@@ -47,7 +47,7 @@ def node_step(major: int, evidence: Evidence, why: str) -> Step:
     return Step(command=NODE_FROM_REGISTRY.format(major=major), kind="system", evidence=[evidence], why=why)
 
 
-def _manager_step(facts: NodeFacts, where: Evidence) -> Step | None:
+def manager_step(facts: NodeFacts, where: Evidence) -> Step | None:
     """yarn and pnpm are not Debian's: install the one the project names from the npm registry."""
     if facts.manager == "npm":
         return None
@@ -113,7 +113,7 @@ def propose_plan(facts: NodeFacts, repo: Path, python: str) -> Plan:
     if wanted and facts.node_evidence and wanted > int(IMAGE_NODE):
         steps.append(node_step(wanted, facts.node_evidence, f"the package asks for Node {facts.node_version}; "
                                                             f"Debian's is {IMAGE_NODE}"))
-    if (manager := _manager_step(facts, where)) is not None:
+    if (manager := manager_step(facts, where)) is not None:
         steps.append(manager)
     if facts.dependencies or facts.dev_dependencies or facts.lock_file or facts.workspaces:
         evidence = facts.manager_evidence if facts.lock_file and facts.manager_evidence else \

@@ -22,6 +22,8 @@ from envs.spec import Step
 PACKAGES = ("cargo", "rustc")
 """Debian's Rust, added to the base image (trixie: 1.85), whether Rust leads or lends its toolchain;
 pkg-config is in every base image already."""
+PREFERRED = ("3.13",)
+"""The lead's base image whose Debian has the newest rustc (trixie: 1.85; bookworm's 1.63 builds few crates)."""
 CHAT_ENVIRONMENT = ("Debian's rustc and cargo are installed (no rustup): the project install compiles the Rust "
                     "extension online, then a `cargo vendor` step puts the crates into the image (source "
                     "replacement in /.cargo/config.toml) so cargo works offline later.")
@@ -30,7 +32,8 @@ CHAT_ENVIRONMENT = ("Debian's rustc and cargo are installed (no rustup): the pro
 def companion(need: CompanionNeed | None = None, repo: Path | None = None) -> Companion:
     """Debian's cargo/rustc, and for a `need` a vendoring step in the crate's directory (`need.root`) after
     the lead's build; without one, the toolchain alone (what the base image and chat models need)."""
-    toolchain = Companion(ecosystem="rust", packages=PACKAGES, chat_environment=CHAT_ENVIRONMENT)
+    toolchain = Companion(ecosystem="rust", packages=PACKAGES, toolchains=PREFERRED,
+                          chat_environment=CHAT_ENVIRONMENT)
     if need is None or repo is None:
         return toolchain
     root = PurePosixPath(need.root).as_posix()

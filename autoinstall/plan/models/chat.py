@@ -93,7 +93,8 @@ class ChatModel:
         messages = [
             {"role": "system", "content": PROPOSE_PROMPT.format(
                 schema=json.dumps(Plan.model_json_schema()), max_steps=MAX_STEPS, ecosystem=ecosystem,
-                language=LANGUAGES.get(ecosystem, ecosystem), environment=environment_of(ecosystem))},
+                language=" + ".join(LANGUAGES.get(e, e) for e in ecosystem.split("+")),
+                environment=environment_of(ecosystem))},
             {"role": "user", "content": f"Repository: {repo.name}\nWhat its files say (survey):\n{summary}"}]
         plan = self._loop(messages, SUBMIT_PLAN, lambda a: Plan.model_validate_json(a["plan"])
                           if isinstance(a.get("plan"), str) else Plan.model_validate(a["plan"]),

@@ -3,7 +3,8 @@
 Files: `facts.py` (RepoFacts), `project.py` + `poetry.py` + `setuppy.py`
 (build and dependencies), `tasks.py` (tox, nox, hatch), `testing.py` (pytest config, test layout),
 `ci.py` + `commands.py` (CI, make, just, poe, docs), `layout.py` (requirements, packages, imports),
-`rustbuild.py` (a build that compiles Rust: the companion need, and when Python leads over a root Cargo.toml).
+`rustbuild.py` (a build that compiles Rust: the companion need, and when Python leads over a root Cargo.toml),
+`nodebuild.py` (a build or tests that run Node: the companion need).
 Files are read through `autoinstall/ecosystems/repofiles.py` (safe loaders, shared by every ecosystem).
 """
 
@@ -21,6 +22,7 @@ from autoinstall.ecosystems.python.survey.layout import (
     read_requirements,
 )
 from autoinstall.ecosystems.python.survey.project import read_project
+from autoinstall.ecosystems.python.survey.nodebuild import read_node_build
 from autoinstall.ecosystems.python.survey.rustbuild import read_rust_build
 from autoinstall.ecosystems.python.survey.tasks import read_hatch, read_nox, read_tox
 from autoinstall.ecosystems.python.survey.testing import read_pytest_config, read_test_layout
@@ -63,5 +65,6 @@ def survey(repo: Path) -> RepoFacts:
     _guarded(files, "read_imports", lambda: read_imports(files, facts, local))
     _guarded(files, "read_compiled", lambda: read_compiled(files, facts))
     _guarded(files, "read_rust_build", lambda: read_rust_build(files, facts))
+    _guarded(files, "read_node_build", lambda: read_node_build(files, facts))
     facts.notes = files.notes + facts.notes
     return facts

@@ -254,6 +254,13 @@ class RepoFacts(BaseModel):
     setup_imports: list[str] = Field(default_factory=list)
     """Third-party modules setup.py imports at build time (numpy, Cython, ...)."""
     companions: list[CompanionNeed] = Field(default_factory=list)
-    """Other ecosystems' toolchains the build needs (a maturin or setuptools-rust crate: survey/rustbuild.py)."""
+    """Other ecosystems' toolchains the build or tests need (a maturin or setuptools-rust crate:
+    survey/rustbuild.py; a front end or tests that run Node: survey/nodebuild.py)."""
     notes: list[str] = Field(default_factory=list)
     """Things that could not be read (malformed files) or that the plan should know."""
+
+    def add_companion(self, need: CompanionNeed) -> None:
+        """Record `need`; the ecosystem then names every companion, sorted ("python+node+rust"), so the plan's
+        ecosystem gives the base image their toolchains."""
+        self.companions.append(need)
+        self.ecosystem = "+".join(["python", *sorted({c.ecosystem for c in self.companions})])

@@ -92,5 +92,4 @@ def read_rust_build(files: RepoFiles, facts: RepoFacts) -> None:
     """Record the crate the build compiles as a companion need; the facts' ecosystem then names Rust too
     ("python+rust"), so the plan's ecosystem gives the base image Rust's toolchain."""
     if (need := rust_build(files)) is not None:
-        facts.companions.append(need)
-        facts.ecosystem = "+".join(["python", *sorted({c.ecosystem for c in facts.companions})])
+        facts.add_companion(need)
