@@ -21,6 +21,7 @@ from envs.docker.engine import (
     engine_gone,
     owned_by_another_live_process,
 )
+from envs.docker.network import sandbox_network
 from envs.errors import EnvError, ImageBuildError, ImageNotFoundError
 
 
@@ -203,6 +204,10 @@ def build_image(
 ) -> str:
     """Build `context`/Dockerfile as `tag` (legacy builder), streaming lines to `log`; returns the tag.
 
+    The build's RUN steps are a project's install steps (a replay Dockerfile runs its setup code): they run on
+    the sandbox network, off this machine's services, as the sandboxes that first ran them did (on Docker's
+    default bridge they could reach every service of the host at 172.17.0.1).
+
     The image `tag` named before is removed when the build leaves it without a name and nothing uses it
     (a rebuilt environment would otherwise leave its former image behind, untagged, on every rebuild).
     """
@@ -210,8 +215,10 @@ def build_image(
     tail: list[str] = []
     try:
         former = _image_id(client.api, tag)
+        network = sandbox_network(client.api, base_url)
         for item in client.api.build(
             path=str(context),
+            network_mode=network,
             tag=tag,
             labels=dict(labels),
             buildargs=dict(buildargs),

@@ -460,3 +460,29 @@ def test_interrupting_the_sandboxes_of_other_threads_ends_their_commands_and_lea
     finally:
         client.close()
     assert not any((tmp_path / "cache-layers").iterdir())
+
+
+def test_a_dockerfile_build_cannot_reach_this_machine(base_image: str, tmp_path: Path) -> None:
+    """A replay Dockerfile's RUN steps are the project's install steps (its setup.py): they build on the
+    sandbox network, so the host's services are as unreachable from them as from the sandboxes."""
+    listener = socket.create_server(("0.0.0.0", 0))
+    port = listener.getsockname()[1]
+    probe = ("import socket, struct\\nroutes = open('/proc/net/route').read().splitlines()[1:]\\n"
+             "gateways = [socket.inet_ntoa(struct.pack('<L', int(r.split()[2], 16))) for r in routes "
+             "if r.split()[1] == '00000000']\\nfor a in ['172.17.0.1', *gateways, *'{hosts}'.split()]:\\n"
+             "    try:\\n        socket.create_connection((a, {port}), 2).close(); print('REACHED', a)\\n"
+             "    except OSError: print('refused', a)\\n")
+    hosts = " ".join(a for a in _host_addresses() if not a.startswith("127."))
+    (tmp_path / "Dockerfile").write_text(
+        f'FROM {base_image}\nRUN printf "{probe.format(hosts=hosts, port=port)}" > /probe.py && '
+        "python3 /probe.py > /probe.txt\n")
+    tag = f"autoinstall-test/buildnet:{uuid.uuid4().hex[:8]}"
+    try:
+        build_image(tmp_path, tag, labels=RUN_LABEL, buildargs={})
+        with DockerSandbox(image=tag, labels=RUN_LABEL, network=False) as sb:
+            seen = sb.exec("cat /probe.txt").stdout
+        assert "REACHED" not in seen and seen.count("refused") >= 2, seen
+        socket.create_connection(("127.0.0.1", port), 3).close()  # the listener itself works
+    finally:
+        listener.close()
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
