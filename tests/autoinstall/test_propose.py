@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from autoinstall.ecosystems.java.proposal import GATES_OFF
+from autoinstall.ecosystems.node.proposal import NPM_INSTALL
 from autoinstall.ecosystems.python.proposal.interpreter import NoInterpreterError
 from autoinstall.ecosystems.python.pypi_names import distribution_for, requirement_name
 from autoinstall.ecosystems.services import START
@@ -73,6 +74,7 @@ EXPECTED = {
     "tox_default_env": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "tox_helper_script": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "node_package": (None, [], "npm test --ignore-scripts"),
+    "node_browser": (NPM_INSTALL, [], "npm test --ignore-scripts"),  # the browser comes by repair, once needed
     "node_lockfile": ("npm ci --no-audit --no-fund --prefer-offline", [], "npm test --ignore-scripts"),
     "hanging_test": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "uncollectable_test_file": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
