@@ -203,6 +203,15 @@ class Verification(BaseModel):
     def last_run(self) -> TestRun | None:
         return self.runs[-1] if self.runs else None
 
+    def passed_every_run(self) -> list[str]:
+        """The tests that passed in every run, minus flaky ones, in the last run's order: what a fresh episode
+        scores 1.0 on (a test missing from one run did not pass there)."""
+        if not self.runs:
+            return []
+        passed_in = [{r.test_id for r in run.results if r.outcome == "passed"} for run in self.runs]
+        every = set.intersection(*passed_in) - set(self.flaky)
+        return [r.test_id for r in self.runs[-1].results if r.test_id in every]
+
 
 # -- diagnoses and repairs, as logged -------------------------------------------------------------------
 DiagnosisKind = Literal[

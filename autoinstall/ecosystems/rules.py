@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from autoinstall.ecosystems.base import Log, RepairContext
+from autoinstall.ecosystems.services import well_known_service
 from autoinstall.errors import AutoinstallError
 from envs.base import SandboxFactory
 from envs.spec import Diagnosis, DiagnosisKind, Repair
@@ -51,11 +52,11 @@ def _skip(ctx: RepairContext, essential: tuple[str, ...]) -> Repair | None:
 
 def offline_or_refused(ctx: RepairContext, service: re.Pattern[str],
                        network: re.Pattern[str]) -> tuple[list[str], list[str]]:
-    """The failed tests whose own message shows a refused service connection, and those that show no
-    internet (empty outside the tests phase)."""
+    """The failed tests whose own message shows a refused connection to a well-known service's port, and
+    those that show no internet (empty outside the tests phase)."""
     if ctx.phase != "tests":
         return [], []
-    return ([t.test_id for t in ctx.failed_tests if service.search(t.message)],
+    return ([t.test_id for t in ctx.failed_tests if service.search(t.message) and well_known_service(t.message)],
             [t.test_id for t in ctx.failed_tests if network.search(t.message)])
 
 
@@ -80,7 +81,9 @@ class LockPinned:
     pin_env: tuple[str, ...] = ()
 
     def justifies_deselection(self, message: str) -> bool:
-        return bool(self.SERVICE_REFUSED.search(message) or self.NETWORK_OFF.search(message))
+        """A refusal on a well-known service's port, or no internet (services.well_known_service)."""
+        refused = self.SERVICE_REFUSED.search(message) and well_known_service(message)
+        return bool(refused or self.NETWORK_OFF.search(message))
 
     def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
         return factory.base_image(python=toolchain, log=log, packages=self.PACKAGES)

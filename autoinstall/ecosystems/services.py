@@ -146,6 +146,19 @@ SERVICES: dict[str, ServiceKind] = {s.name: s for s in [
 ]}
 """Services Debian packages and tests commonly need. MongoDB and Elasticsearch are not in Debian."""
 PORTS = {str(s.port): s.name for s in SERVICES.values()}
+WELL_KNOWN_PORTS = {**PORTS, "27017": "mongodb", "9200": "elasticsearch", "5984": "couchdb", "9042": "cassandra",
+                    "7687": "neo4j", "8086": "influxdb", "2181": "zookeeper", "9092": "kafka", "4222": "nats",
+                    "2379": "etcd", "8500": "consul", "1433": "mssql", "1521": "oracle"}
+"""The ports a refused connection can be blamed on a service by: those the environment runs, and others'."""
+_PORT_MENTION = re.compile(r"(?:[:.]|\bport\s+)(?P<port>\d{2,5})\b")
+
+
+def well_known_service(message: str) -> str:
+    """The service whose well-known port a failure message names (`127.0.0.1:6379`, `port 5432`,
+    `.s.PGSQL.5432`), "" when it names none: a refusal on another port (a server the suite starts itself)
+    is no evidence that a service is missing."""
+    return next((WELL_KNOWN_PORTS[m.group("port")] for m in _PORT_MENTION.finditer(message)
+                 if m.group("port") in WELL_KNOWN_PORTS), "")
 NOT_IN_DEBIAN = ("mongo", "mongodb", "elasticsearch", "opensearch", "cassandra", "scylla", "couchdb", "couchbase",
                  "neo4j", "influxdb", "clickhouse-server", "cockroach", "localstack", "minio", "kafka", "cp-kafka",
                  "zookeeper", "nats", "etcd", "consul", "vault", "azurite", "mssql-server", "oracle-xe", "selenium")

@@ -123,9 +123,7 @@ class Entry:
         last = verification.last_run if verification else None
         if last is None or verification is None or self.spec.plan.test_runner != "pytest":
             return []  # the exports' scorers read pytest's JUnit report only: other runners' ids cannot be scored
-        passed_in = [{r.test_id for r in run.results if r.outcome == "passed"} for run in verification.runs]
-        twice = set.intersection(*passed_in) - set(verification.flaky)
-        return [r.test_id for r in last.results if r.test_id in twice]
+        return verification.passed_every_run()
 
 
 def repo_name(source: SourceRecord) -> str:

@@ -63,8 +63,8 @@ class RuntimeSpec(BaseModel):
 
     @classmethod
     def from_env_spec(cls, spec: EnvSpec, *, allow_failed: bool = False, **overrides: Any) -> Self:
-        """From a catalog record. `tests` defaults to the tests that passed at verification, minus flaky
-        ones (so a fresh episode scores 1.0). Raises ValueError for a failed or image-less spec."""
+        """From a catalog record. `tests` defaults to the tests that passed in every verification run,
+        minus flaky ones (so a fresh episode scores 1.0). Raises ValueError for a failed or image-less spec."""
         if spec.status != "verified" and not allow_failed:
             raise ValueError(
                 f"environment {spec.source.name!r} is {spec.status}, not verified; pass "
@@ -72,11 +72,7 @@ class RuntimeSpec(BaseModel):
             )
         if not spec.image:
             raise ValueError(f"environment {spec.source.name!r} has no image (its install did not finish)")
-        tests: list[str] = []
-        last = spec.verification.last_run if spec.verification else None
-        if last is not None:
-            flaky = set(spec.verification.flaky) if spec.verification else set()
-            tests = [r.test_id for r in last.results if r.outcome == "passed" and r.test_id not in flaky]
+        tests = spec.verification.passed_every_run() if spec.verification else []
         fields: dict[str, Any] = {
             "image": spec.image,
             "test_command": spec.test_command or spec.plan.test_command,

@@ -93,6 +93,16 @@ def test_a_service_debian_does_not_package_is_deselected_with_that_reason() -> N
     assert r is not None and r.kind == "deselect" and "mongodb" in r.reason and "Debian does not package" in r.reason
 
 
+def test_a_refusal_on_no_known_service_port_is_a_failing_test_not_a_deselection() -> None:
+    """A suite whose own test server did not come up is failing, not needing a service (issue 9's evidence)."""
+    for msg in ("ConnectionRefusedError: [Errno 111] Connection refused",
+                "urllib3.exceptions.NewConnectionError: Failed to establish a new connection: [Errno 111] "
+                "Connection refused (127.0.0.1:38211)"):
+        failed = [FailedTest(test_id="tests/test_server.py::test_get", message=msg)]
+        r = repair(ctx(msg, phase="tests", failing=TESTS, failed_tests=failed))
+        assert r is None or r.kind != "deselect", (msg, r)
+
+
 def test_a_service_whose_install_failed_is_deselected_with_that_reason() -> None:
     msg = "redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. Connection refused."
     failed = [FailedTest(test_id="tests/test_cache.py::test_set", message=msg)]

@@ -11,6 +11,7 @@ import pytest
 
 from envs.catalog import Catalog, SuiteCounts, record_from_spec
 from envs.export import Entry, ExportOptions, read_manifest, run_export
+from envs.runtime import RuntimeSpec
 from envs.spec import (
     Collection,
     Deselection,
@@ -122,3 +123,5 @@ def test_reward_sets_take_only_tests_that_passed_in_every_run(tmp_path: Path) ->
     spec.verification.runs = [first, last.model_copy(update={"results": [*last.results, late]})]
     entry = Entry(record_from_spec(spec, tmp_path), spec)
     assert entry.pass_to_pass == ["t.py::a"]  # t.py::b is flaky, c failed, d skipped
+    # the runtime's default reward tests are the same set (envs/runtime/spec.py)
+    assert RuntimeSpec.from_env_spec(spec).tests == ["t.py::a"]

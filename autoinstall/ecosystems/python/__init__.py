@@ -21,6 +21,7 @@ from autoinstall.ecosystems.python.survey.facts import RepoFacts
 from autoinstall.ecosystems.python.survey.rustbuild import takes_lead
 from autoinstall.ecosystems.python.timemachine import as_of
 from autoinstall.ecosystems.repofiles import RepoFiles
+from autoinstall.ecosystems.services import well_known_service
 from autoinstall.errors import AutoinstallError
 from envs.base import Sandbox, SandboxFactory
 from envs.baseimage import buildable_pythons
@@ -71,7 +72,8 @@ class PythonEcosystem:
         return repair(context)
 
     def justifies_deselection(self, message: str) -> bool:
-        return bool(SERVICE_FAILURE.search(message) or NETWORK_OFF.search(message) or STUB_USED.search(message))
+        refused = SERVICE_FAILURE.search(message) and well_known_service(message)
+        return bool(refused or NETWORK_OFF.search(message) or STUB_USED.search(message))
 
     def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
         return factory.base_image(python=toolchain, log=log)

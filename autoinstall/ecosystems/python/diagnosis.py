@@ -5,10 +5,10 @@ import re
 
 from autoinstall.ecosystems.python.pypi_names import NAMESPACES
 from autoinstall.ecosystems.python.timemachine import drift_subject
-from autoinstall.ecosystems.services import PORTS
+from autoinstall.ecosystems.services import WELL_KNOWN_PORTS
 from envs.spec import Diagnosis, DiagnosisKind
 
-SERVICE_PORTS = {**PORTS, "27017": "mongodb", "9200": "elasticsearch"}
+SERVICE_PORTS = WELL_KNOWN_PORTS
 """Well-known service ports: those the environment can run (autoinstall/ecosystems/services.py) and others."""
 
 NETWORK_OFF = re.compile(

@@ -5,7 +5,13 @@ import re
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
-from autoinstall.ecosystems.python.diagnosis import NETWORK_OFF, STUB_USED, local_service, missing_modules
+from autoinstall.ecosystems.python.diagnosis import (
+    NETWORK_OFF,
+    SERVICE_PORTS,
+    STUB_USED,
+    local_service,
+    missing_modules,
+)
 from autoinstall.ecosystems.python.index import on_index
 from autoinstall.ecosystems.python.proposal.interpreter import switch_target
 from autoinstall.ecosystems.python.proposal.locked import LOCK_CONSTRAINTS
@@ -118,6 +124,9 @@ SERVICE_FAILURE = re.compile(
     r"Connection refused|could not connect|Errno 111|connection to server (?:at|on socket) .{0,200}failed")
 """A refused connection: a service the test expects on this machine is not running. DNS failures and
 unreachable hosts are not this: they mean the test needs the internet (NETWORK_OFF)."""
+KNOWN_SERVICES = frozenset(SERVICE_PORTS.values())
+"""The services a refusal can be blamed on: those a well-known port names (the diagnosis's subject). A refusal
+on any other port is evidence of nothing but a failing test (often a server the suite starts itself)."""
 
 
 def _whole_files(tests: list[str], all_tests: list[str]) -> list[str]:
@@ -140,6 +149,8 @@ def _service(ctx: RepairContext) -> Repair | None:
         return None
     name = ctx.diagnosis.subject
     kind = service_named(name)
+    if kind is None and name not in KNOWN_SERVICES:
+        return None  # a refusal on no well-known service's port (a server the suite starts itself): a real failure
     if kind is None:
         why = "which Debian does not package, so the environment cannot run it"
     else:
