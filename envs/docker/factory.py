@@ -56,7 +56,8 @@ class DockerFactory:
             return build_image(Path(context), tag, labels={LABEL: "1", **labels}, buildargs={})
 
     def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
-        return build_image(context, tag, labels={LABEL: "1", **labels}, buildargs={})
+        """A replay of a project's steps: its setup code runs under the sandboxes' memory limit."""
+        return build_image(context, tag, labels={LABEL: "1", **labels}, buildargs={}, limits=self.limits)
 
     def discard(self, images: Sequence[str]) -> None:
         for image in images:

@@ -11,7 +11,7 @@ import docker
 import docker.errors
 from pydantic import BaseModel, Field
 
-from envs.base import LABEL
+from envs.base import LABEL, Limits
 from envs.docker.cachelayer import remove_cache_layer
 from envs.docker.engine import (
     _ENGINE_ERRORS,
@@ -201,8 +201,11 @@ def build_image(
     buildargs: Mapping[str, str],
     log: Callable[[str], None] | None = None,
     base_url: str | None = None,
+    limits: Limits | None = None,
 ) -> str:
     """Build `context`/Dockerfile as `tag` (legacy builder), streaming lines to `log`; returns the tag.
+    With `limits`, each RUN step's container gets the sandboxes' memory cap, swap included (the engine's build
+    API has no pids limit).
 
     The build's RUN steps are a project's install steps (a replay Dockerfile runs its setup code): they run on
     the sandbox network, off this machine's services, as the sandboxes that first ran them did (on Docker's
@@ -226,6 +229,7 @@ def build_image(
             forcerm=True,
             decode=True,
             pull=False,
+            container_limits=_build_limits(limits),
         ):
             if "error" in item:
                 detail = "".join(tail[-30:])
@@ -243,6 +247,13 @@ def build_image(
     finally:
         client.close()
     return tag
+
+
+def _build_limits(limits: Limits | None) -> dict[str, int | str] | None:
+    if limits is None:
+        return None
+    memory = limits.memory_mb * 2**20
+    return {"memory": memory, "memswap": memory}
 
 
 def _image_id(api: docker.APIClient, ref: str) -> str | None:

@@ -21,8 +21,8 @@ import docker
 import pytest
 
 from envs.base import Limits
-from envs.docker import CA_PATH, HOST_CA_BUNDLE, DockerSandbox, build_image, check_engine, cleanup
-from envs.errors import EngineUnavailableError, EnvError, SandboxLimitError
+from envs.docker import CA_PATH, HOST_CA_BUNDLE, DockerFactory, DockerSandbox, build_image, check_engine, cleanup
+from envs.errors import EngineUnavailableError, EnvError, ImageBuildError, SandboxLimitError
 from envs.testrun import run_tests
 from tests.envs.conftest import RUN_LABEL
 
@@ -485,4 +485,18 @@ def test_a_dockerfile_build_cannot_reach_this_machine(base_image: str, tmp_path:
         socket.create_connection(("127.0.0.1", port), 3).close()  # the listener itself works
     finally:
         listener.close()
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
+
+
+@pytest.mark.docker
+def test_a_replay_build_runs_under_the_sandboxes_memory_limit(base_image: str, tmp_path: Path) -> None:
+    """A Dockerfile RUN step is a project's setup code: a memory bomb there is stopped like one in a sandbox."""
+    (tmp_path / "Dockerfile").write_text(
+        f"FROM {base_image}\nRUN python3 -c \"b = bytearray(400 * 2**20); print('allocated', len(b))\"\n")
+    tag = f"autoinstall-test/buildmem:{uuid.uuid4().hex[:8]}"
+    try:
+        with pytest.raises(ImageBuildError):
+            DockerFactory(Limits(memory_mb=128)).build(tmp_path, tag, {})
+        assert DockerFactory(Limits(memory_mb=1024)).build(tmp_path, tag, {}) == tag  # the same step fits in 1 GiB
+    finally:
         subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
