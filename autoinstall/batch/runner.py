@@ -41,7 +41,8 @@ class BuildInterrupted(BaseException):  # noqa: N818 (a BaseException, like Keyb
     inside the pipeline turns it into a recorded failure."""
 
 
-TEST_COUNTS = {"tests_collected", "tests_deselected", "tests_passed", "tests_failed", "tests_skipped", "tests_flaky"}
+TEST_COUNTS = {"tests_collected", "tests_selected", "tests_deselected", "tests_passed", "tests_failed", "tests_errors",
+               "tests_skipped", "tests_flaky"}
 """What a built entry reports of its suite, as its catalog record has it."""
 
 
@@ -61,9 +62,12 @@ class EntryResult(BaseModel):
     """The entry's catalog status after this run (for skipped entries: the record that was kept)."""
     tests_collected: int | None = None
     """The suite by its default configuration (None: not counted); the rest as in the catalog record."""
+    tests_selected: int | None = None
     tests_deselected: int | None = None
     tests_passed: int = 0
     tests_failed: int = 0
+    """Failed or errored (the catalog record's count); `tests_errors` of them errored."""
+    tests_errors: int = 0
     tests_skipped: int = 0
     tests_flaky: int = 0
 

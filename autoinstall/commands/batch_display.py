@@ -122,20 +122,25 @@ def _print_tests(console: Console, summary: BatchSummary) -> None:
         return
 
     def suite(r: EntryResult) -> str:
-        return "?" if r.tests_collected is None else f"{r.tests_collected}" + (
-            f" -{r.tests_deselected}" if r.tests_deselected else "")
+        if r.tests_collected is None:
+            return "?"
+        selected = "?" if r.tests_selected is None else str(r.tests_selected)
+        return f"{r.tests_collected}/{selected}" + (f" -{r.tests_deselected}" if r.tests_deselected else "")
 
     def outcomes(r: EntryResult) -> str:
-        return f"{r.tests_passed}/{r.tests_failed}/{r.tests_skipped}/{r.tests_flaky}"
+        return f"{r.tests_passed}/{r.tests_failed - r.tests_errors}/{r.tests_errors}/{r.tests_skipped}/{r.tests_flaky}"
 
     if len(built) <= SHOWN_ENTRIES:
         rows = [[escape(r.repo[-50:]), r.outcome, suite(r), outcomes(r)] for r in built]
-        print_table(console, "Suites built in this run", ["repository", "status", "suite -deselected",
-                                                           "passed/failed/skipped/flaky"], rows)
+        print_table(console, "Suites built in this run", ["repository", "status", "suite/selected -deselected",
+                                                           "passed/failed/errors/skipped/flaky"], rows)
     total = sum(r.tests_collected or 0 for r in built)
+    selected = sum(r.tests_selected or 0 for r in built)
     deselected = sum(r.tests_deselected or 0 for r in built)
     counted = sum(r.tests_collected is not None for r in built)
-    console.print(f"tests: {total} collected in {counted} of {len(built)} suites, {deselected} deselected; "
-                  f"{sum(r.tests_passed for r in built)} passed, {sum(r.tests_failed for r in built)} failed, "
+    errors = sum(r.tests_errors for r in built)
+    console.print(f"tests: {total} collected in {counted} of {len(built)} suites, {selected} selected, "
+                  f"{deselected} deselected; {sum(r.tests_passed for r in built)} passed, "
+                  f"{sum(r.tests_failed for r in built) - errors} failed, {errors} errors, "
                   f"{sum(r.tests_skipped for r in built)} skipped, {sum(r.tests_flaky for r in built)} flaky",
                   highlight=False)

@@ -240,7 +240,8 @@ def test_batch_and_catalog_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     summary = json.loads(result.stdout)
     assert summary["counts"]["verified"] == 1 and summary["counts"]["malformed"] == 1
     ok = next(r for r in summary["results"] if r["outcome"] == "verified")
-    assert (ok["tests_collected"], ok["tests_deselected"], ok["tests_passed"], ok["tests_skipped"]) == (6, 1, 3, 1)
+    assert (ok["tests_collected"], ok["tests_selected"], ok["tests_deselected"], ok["tests_passed"],
+            ok["tests_errors"], ok["tests_skipped"]) == (6, 5, 1, 3, 0, 1)
     assert summary["line_errors"][0]["line"] == 2 and summary["catalog"] == str(tmp_path / "home" / "catalog")
 
     listed = json.loads(runner.invoke(cli(), ["catalog", "list", "--json", "--status", "verified"]).stdout)
@@ -267,8 +268,8 @@ def test_batch_command_live_display_and_table(tmp_path: Path, monkeypatch: pytes
     assert result.exit_code == 1
     assert "infrastructure" in result.stdout and "verified" in result.stdout
     assert "Suites built in this run" in result.stdout  # what each built suite counted
-    assert "tests: 6 collected in 1 of 2 suites, 1 deselected; 3 passed, 0 failed, 1 skipped, 0 flaky" in " ".join(
-        result.stdout.split())
+    assert ("tests: 6 collected in 1 of 2 suites, 5 selected, 1 deselected; 3 passed, 0 failed, 0 errors, 1 skipped, "
+            "0 flaky") in " ".join(result.stdout.split())
     again = CliRunner().invoke(cli(), ["batch", str(file), "--catalog", str(tmp_path / "c")])
     assert again.exit_code == 1 and "skipped" in again.stdout  # the failure is still a failure
 
