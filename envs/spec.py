@@ -60,6 +60,9 @@ class Plan(BaseModel):
     model_config = ConfigDict(extra="forbid")
     ecosystem: str = "python"
     """The ecosystem whose tools install and test this plan (autoinstall/ecosystems/)."""
+    workdir: str = "."
+    """The project's folder in the checkout, relative to it ("." the root): where its commands run (they
+    say `cd FOLDER && ...`) and where the runner's default configuration is collected."""
     python: str = "3.11"
     """Interpreter version the base image should provide (X.Y)."""
     steps: list[Step] = Field(default_factory=list)

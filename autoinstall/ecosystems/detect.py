@@ -6,9 +6,11 @@ from pathlib import Path
 from autoinstall.ecosystems.base import Companion, Ecosystem, Facts, Log
 from autoinstall.ecosystems.go import GoEcosystem
 from autoinstall.ecosystems.java import JavaEcosystem
+from autoinstall.ecosystems.nested import Nested, split_name
 from autoinstall.ecosystems.node import NodeEcosystem
 from autoinstall.ecosystems.python import PythonEcosystem
 from autoinstall.ecosystems.rust import RustEcosystem
+from autoinstall.ecosystems.subprojects import choice_notes, choose, find_subprojects
 from envs.base import SandboxFactory
 from envs.spec import MAX_STEPS, Plan
 
@@ -27,13 +29,33 @@ FALLBACK: Ecosystem = PYTHON
 """Used when none detects the repository: its survey then finds nothing and the build says so."""
 
 
+def _at(repo: Path) -> list[Ecosystem]:
+    found = [eco for eco in ECOSYSTEMS if eco.detect(repo)]
+    found.sort(key=lambda eco: not getattr(eco, "takes_lead", lambda _repo: False)(repo))
+    return found
+
+
+def _project_in(folder: Path) -> str | None:
+    """The leading ecosystem of a folder that has a manifest of its own (a pyproject.toml, a package.json, a
+    go.mod, ...): loose files such as scripts or a requirements list make no project of a folder."""
+    return next((e.name for e in _at(folder) if any((folder / m).is_file() for m in getattr(e, "manifests", ()))),
+                None)
+
+
 def detect(repo: Path) -> list[Ecosystem]:
     """The ecosystems whose files the checkout has, in ECOSYSTEMS order except that one whose optional
     `takes_lead(repo)` is true comes first (Python over a root Cargo.toml when its own build compiles the crate
-    and it has Python tests); [FALLBACK] when none has."""
-    found = [eco for eco in ECOSYSTEMS if eco.detect(Path(repo))]
-    found.sort(key=lambda eco: not getattr(eco, "takes_lead", lambda _repo: False)(Path(repo)))
-    return found or [FALLBACK]
+    and it has Python tests). When none has, a project in a folder below the root (subprojects.py: the one the CI
+    names), nested (`Nested`: "python@packages/core"); [FALLBACK] when there is none either."""
+    found = _at(Path(repo))
+    if found:
+        return found
+    projects = find_subprojects(Path(repo), _project_in)
+    chosen = choose(projects)
+    if chosen is None:
+        return [FALLBACK]
+    lead = _at(Path(repo) / chosen.root)[0]
+    return [Nested(lead, chosen.root, choice_notes(chosen, projects))]  # type: ignore[list-item]
 
 
 class Accompanied:
@@ -90,7 +112,10 @@ class Accompanied:
 
 def get_ecosystem(name: str) -> Ecosystem:
     """The ecosystem recorded in a plan or spec by its name; "lead+companion" is the lead with the
-    companions' toolchains (Accompanied)."""
+    companions' toolchains (Accompanied); "NAME@folder" is NAME's project in that folder (Nested)."""
+    inner, folder = split_name(name)
+    if folder is not None:
+        return Nested(get_ecosystem(inner), folder)  # type: ignore[return-value]
     lead, *companions = name.split("+")
     for eco in ECOSYSTEMS:
         if eco.name == lead:

@@ -240,6 +240,8 @@ def count_suite(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], tim
     else:
         collection.selected = collection.command
     default = DEFAULT_COMMANDS.get(plan.test_runner)
+    if default and plan.workdir not in ("", "."):
+        default = f"cd {shlex.quote(plan.workdir)} && {default}"  # the runner's configuration is the project's
     if default and command.split() != default.split():
         collection.default, note = collect_count(sandbox, default, [], timeout_s, env, plan.test_runner)
         notes.append(note and f"default configuration: {note}")

@@ -74,7 +74,9 @@ EXPECTED = {
     "tox_default_env": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "tox_helper_script": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "node_package": (None, [], "npm test --ignore-scripts"),
-    "node_browser": (NPM_INSTALL, [], "npm test --ignore-scripts"),  # the browser comes by repair, once needed
+    "node_browser": (NPM_INSTALL, [], "npm test --ignore-scripts"),
+    "monorepo_subproject": ("cd packages/core && uv pip install -e '.[test]'", [],  # test_subprojects.py has more
+                            "cd packages/core && python -m pytest"),  # the browser comes by repair, once needed
     "node_lockfile": ("npm ci --no-audit --no-fund --prefer-offline", [], "npm test --ignore-scripts"),
     "hanging_test": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "uncollectable_test_file": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),

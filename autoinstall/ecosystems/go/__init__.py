@@ -27,6 +27,8 @@ class GoEcosystem(LockPinned):
     """Go modules: `go mod download` into the image's module cache, `go build`, `go test -json` per test."""
 
     name = "go"
+    manifests = ("go.mod",)
+    """Files that make a folder a project of its own (subprojects.py: a monorepo's packages)."""
     toolchains = ("3.13",)
     """The base image's Python (for the tool server): trixie's, whose Debian Go (1.24) knows GOTOOLCHAIN.
     The Go version itself is Debian's or the one GOTOOLCHAIN names (a repair, recorded in the env)."""

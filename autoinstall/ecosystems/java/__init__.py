@@ -28,6 +28,8 @@ class JavaEcosystem(LockPinned):
     """Maven projects: dependencies into ~/.m2 in the image, `mvn -o test`, Surefire's reports per test."""
 
     name = "java"
+    manifests = ("pom.xml",)
+    """Files that make a folder a project of its own (subprojects.py: a monorepo's packages)."""
     toolchains = ("3.13",)
     """The base image's Python (for the tool server): trixie's, whose Debian JDK is 21."""
     chat_environment = (

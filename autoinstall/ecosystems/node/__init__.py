@@ -26,6 +26,8 @@ class NodeEcosystem(LockPinned):
     """Node.js packages: dependencies into node_modules (network on), the test script offline, per test."""
 
     name = "node"
+    manifests = ("package.json",)
+    """Files that make a folder a project of its own (subprojects.py: a monorepo's packages)."""
     toolchains = ("3.13",)
     """The base image's Python (for the tool server): trixie's, whose Debian Node is 20. A newer Node that
     engines or .nvmrc ask for cannot be had (nodejs.org is not reachable): noted, and the build goes on."""

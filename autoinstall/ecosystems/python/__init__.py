@@ -35,6 +35,8 @@ class PythonEcosystem:
     """Python projects: pip/uv installs into /opt/venv, pytest or unittest, uv pip freeze pins."""
 
     name = "python"
+    manifests = ("pyproject.toml", "setup.py", "setup.cfg")
+    """Files that make a folder a project of its own (subprojects.py: a monorepo's packages)."""
 
     @property
     def toolchains(self) -> tuple[str, ...]:

@@ -25,6 +25,8 @@ class RustEcosystem(LockPinned):
     """Cargo projects: `cargo vendor` into the image, `cargo test --no-run`, `cargo test` per test."""
 
     name = "rust"
+    manifests = ("Cargo.toml",)
+    """Files that make a folder a project of its own (subprojects.py: a monorepo's packages)."""
     toolchains = ("3.13",)
     """The base image's Python (for the tool server): trixie's, whose Debian rustc is 1.85. rustup cannot
     download toolchains on these machines, so a newer rust-version is a recorded failure, not a repair."""

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.detect import get_ecosystem
+from autoinstall.ecosystems.nested import split_name
 from autoinstall.plan.models.chat_client import ChatClient, ModelError
 from envs.spec import MAX_STEPS, Plan, Repair, Step
 from tools import openai_schemas
@@ -93,7 +94,7 @@ class ChatModel:
         messages = [
             {"role": "system", "content": PROPOSE_PROMPT.format(
                 schema=json.dumps(Plan.model_json_schema()), max_steps=MAX_STEPS, ecosystem=ecosystem,
-                language=" + ".join(LANGUAGES.get(e, e) for e in ecosystem.split("+")),
+                language=" + ".join(LANGUAGES.get(e, e) for e in split_name(ecosystem)[0].split("+")),
                 environment=environment_of(ecosystem))},
             {"role": "user", "content": f"Repository: {repo.name}\nWhat its files say (survey):\n{summary}"}]
         plan = self._loop(messages, SUBMIT_PLAN, lambda a: Plan.model_validate_json(a["plan"])
