@@ -50,6 +50,14 @@ def test_plan_json_has_steps_with_evidence(tmp_path: Path) -> None:
     assert any("-e" in s["command"] for s in plan["steps"])
 
 
+def test_plan_takes_a_forced_python_as_run_does(tmp_path: Path) -> None:
+    done = autoinstall("plan", str(REPOS / "pep621_extras"), "--python", "3.13", "--json", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["python"] == "3.13"
+    bad = autoinstall("plan", str(REPOS / "pep621_extras"), "--python", "three", home=tmp_path)
+    assert bad.returncode == 2 and "pass X.Y" in bad.stderr
+
+
 def test_model_endpoint_down_is_a_clear_error(tmp_path: Path) -> None:
     done = autoinstall("plan", str(REPOS / "setup_py_only"), "--model", "openai:m", "--base-url",
                        "http://127.0.0.1:9/v1", home=tmp_path)

@@ -34,6 +34,8 @@ CatalogDir = Annotated[Optional[Path], typer.Option(
 IdArg = Annotated[str, typer.Argument(help="Environment id, or a unique prefix of it (see `catalog list`).")]
 Python = Annotated[str, typer.Option(help="Python version X.Y of the base image.")]
 Image = Annotated[Optional[str], typer.Option(help="Image to run in (default: the base image).")]
+ForcePython = Annotated[Optional[str], typer.Option("--python", help="Force a Python version (X.Y).",
+                                                  rich_help_panel=ADVANCED)]
 
 
 def share(what: str, example: str) -> Callable[[float], float]:

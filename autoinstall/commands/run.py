@@ -22,6 +22,7 @@ from autoinstall.commands.options import (
     Model,
     Pids,
     Repo,
+    ForcePython,
     Threshold,
     TimeBudget,
     Verbose,
@@ -69,8 +70,7 @@ def run_cmd(
     rebuild_check: Annotated[bool, typer.Option(
         "--rebuild-check", help="Rebuild from the Dockerfile and verify.", rich_help_panel=ADVANCED)
     ] = BUILD.rebuild_check,
-    python: Annotated[Optional[str], typer.Option(help="Force a Python version (X.Y).",
-                                                  rich_help_panel=ADVANCED)] = BUILD.python,
+    python: ForcePython = BUILD.python,
     max_repairs: Annotated[int, typer.Option(help="Repairs before giving up.", min=0,
                                              rich_help_panel=ADVANCED)] = BUDGETS.max_repairs,
     wall_s: TimeBudget = BUDGETS.wall_s,

@@ -31,9 +31,10 @@ def propose(src: Path, options: BuildOptions, facts: Facts | None = None) -> tup
 
 
 def propose_plan(repo: str, *, commit: str | None = None, model: str = "embedded",
-                 base_url: str | None = None) -> Plan:
-    """Phase 1 on its own, without Docker: check out `repo` at `commit`, survey it and propose."""
+                 base_url: str | None = None, python: str | None = None) -> Plan:
+    """Phase 1 on its own, without Docker: check out `repo` at `commit`, survey it and propose (with
+    `python` forced, as `run --python` would)."""
     with tempfile.TemporaryDirectory(prefix="autoinstall-plan-") as scratch:
         src = Path(scratch) / "repo"
         prepare_source(repo, commit, src)
-        return propose(src, BuildOptions(model=model, base_url=base_url))[1]
+        return propose(src, BuildOptions(model=model, base_url=base_url, python=python))[1]
