@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from autoinstall.ecosystems.detect import get_ecosystem
+from autoinstall.ecosystems.detect import get_ecosystem, looked_for
 from autoinstall.install import install
 from autoinstall.options import BuildOptions, docker_factory
 from autoinstall.plan import propose
@@ -64,7 +64,9 @@ def _build(src: Path, record: SourceRecord, out: Path, options: BuildOptions, sa
                    created_at=dt.datetime.now(dt.UTC).isoformat())
     if not plan.steps and plan.test_runner == "none":
         spec.failure = Failure(failure_class="no_build_files",
-                               message="nothing to install: no build files, requirements or tests found",
+                               message="nothing to install: no build files, requirements or tests found (looked "
+                                       f"for {', '.join(looked_for())} at the root, and for a project's "
+                                       "manifest in folders up to 3 levels below it)",
                                evidence="; ".join(plan.notes))
     else:
         say("phase", "install")

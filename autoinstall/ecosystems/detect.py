@@ -110,6 +110,12 @@ class Accompanied:
         return factory.base_image(python=toolchain, log=log, packages=packages)
 
 
+def looked_for() -> list[str]:
+    """The files detection looks for, every ecosystem's (what a `no_build_files` failure lists)."""
+    names = [m for eco in ECOSYSTEMS for m in getattr(eco, "markers", getattr(eco, "manifests", ()))]
+    return list(dict.fromkeys(names))
+
+
 def get_ecosystem(name: str) -> Ecosystem:
     """The ecosystem recorded in a plan or spec by its name; "lead+companion" is the lead with the
     companions' toolchains (Accompanied); "NAME@folder" is NAME's project in that folder (Nested)."""

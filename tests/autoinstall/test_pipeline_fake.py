@@ -199,3 +199,16 @@ def test_a_step_nothing_repairs_fails_with_its_evidence_and_keeps_the_last_good_
     assert load_spec(out / "spec.json") == spec and not (out / "Dockerfile").exists()
     record = Catalog(tmp_path / "catalog").upsert_spec(spec, out)
     assert (record.status, record.failure_class) == ("failed", "install_failed")
+
+
+def test_a_tree_with_nothing_to_build_fails_listing_what_was_looked_for(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    (empty / "docs").mkdir(parents=True)
+    (empty / "README.md").write_text("# notes only\n")
+    (empty / "docs" / "index.md").write_text("# docs\n")
+    factory = FakeFactory()
+    spec = build_environment(str(empty), BuildOptions(out_dir=tmp_path / "env"), factory=factory)
+    assert spec.status == "failed" and spec.failure is not None and spec.failure.failure_class == "no_build_files"
+    for name in ("pyproject.toml", "requirements*.txt", "package.json", "go.mod", "Cargo.toml", "pom.xml"):
+        assert name in spec.failure.message, spec.failure.message
+    assert "3 levels below" in spec.failure.message and not factory.sandboxes  # no sandbox was started

@@ -37,6 +37,8 @@ class PythonEcosystem:
     name = "python"
     manifests = ("pyproject.toml", "setup.py", "setup.cfg")
     """Files that make a folder a project of its own (subprojects.py: a monorepo's packages)."""
+    markers = (*MARKERS, "requirements*.txt", "*.py")
+    """What `detect` looks for at the root (listed by a `no_build_files` failure)."""
 
     @property
     def toolchains(self) -> tuple[str, ...]:
