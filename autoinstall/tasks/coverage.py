@@ -116,14 +116,16 @@ def select_file(sandbox: Sandbox, tests: list[str]) -> str:
     return path
 
 
-def read_map(sandbox: Sandbox, path: str, passing: list[str]) -> CoverageMap | None:
-    """The traced map, or None when it is missing or its ids do not match the baseline's."""
+def read_map(sandbox: Sandbox, path: str, passing: list[str], project: str = ".") -> CoverageMap | None:
+    """The traced map, or None when it is missing or its ids do not match the baseline's. The plugin names
+    files from where pytest runs, `project` (a nested plan's folder): they are named from the checkout."""
     try:
         traced = json.loads(sandbox.read_file(path))
     except (FileNotFoundError, ValueError):
         return None
     wanted = set(passing)
-    tests = {t: calls for t, calls in traced.items() if t in wanted}
+    inside = "" if project.strip("/.") == "" else project.strip("/") + "/"
+    tests = {t: [inside + c for c in calls] for t, calls in traced.items() if t in wanted}
     if not passing or len(tests) < MIN_MATCHED * len(passing):
         return None
     return CoverageMap(tests=tests)

@@ -9,10 +9,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-COMPARISON_FLIPS = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "==",
-                    "in": "not in", "not in": "in", "is": "is not", "is not": "is"}
+C_COMPARISON_FLIPS = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "==",
+                      "===": "!==", "!==": "==="}
+"""Comparisons of the C family (JavaScript's strict ones too): `in`/`instanceof` have no negated operator."""
+COMPARISON_FLIPS = {**C_COMPARISON_FLIPS, "in": "not in", "not in": "in", "is": "is not", "is not": "is"}
 BOOLEAN_OP_FLIPS = {"and": "or", "or": "and", "&&": "||", "||": "&&"}
-NON_COMMUTATIVE = frozenset({"-", "/", "//", "%", "<<", ">>", "**", "<", "<=", ">", ">="})
+NON_COMMUTATIVE = frozenset({"-", "/", "//", "%", "<<", ">>", ">>>", "**", "<", "<=", ">", ">="})
 """Operators whose operands, swapped, change the value (comparisons too: `a < b` vs `b < a`)."""
 _TEST_DIRS = frozenset({"test", "tests", "testing", "t", "spec", "specs", "bench", "benches", "benchmarks",
                         "examples", "example", "docs", "doc", "fixtures", "testdata", "scripts", "tools"})
@@ -49,6 +51,21 @@ class Grammar:
     """Argument lists of calls: their first two positional arguments are swapped."""
     skip_scopes: tuple[str, ...] = field(default=())
     """Names of scopes that hold tests inside source files (Rust's `mod tests`)."""
+    comparisons: dict[str, str] = field(default_factory=lambda: COMPARISON_FLIPS)
+    """Comparison operator -> its negation."""
+    blocks: frozenset[str] = field(default=frozenset({"block", "statement_list"}))
+    """Statement lists a statement may be removed from."""
+    skipped: frozenset[str] = field(default=frozenset())
+    """Nodes never mutated, nor anything under them (TypeScript's types, Java's annotations)."""
+    skip_calls: frozenset[bytes] = field(default=frozenset())
+    """Calls never mutated, by their function's text (JavaScript's `require(...)`, `import(...)`)."""
+    test_dirs: frozenset[str] = field(default=frozenset())
+    """Folders of this language's tests and build output, besides the shared ones (lower case)."""
+    test_name: re.Pattern[str] | None = None
+    """A file name (as written) that is a test or a build script in this language."""
+    package_root: str = ""
+    """The folder below which folders are package names (Java's `src/main/java`: `com/example/tools` is no
+    test folder): only the folders down to it can make a file a test."""
 
 
 PYTHON = Grammar(
@@ -80,7 +97,62 @@ RUST = Grammar(
     exits=frozenset({"return_expression"}), empty_statement="", arguments=frozenset({"arguments"}),
     skip_scopes=("tests", "test"),
 )
-GRAMMARS: dict[str, Grammar] = {g.name: g for g in (PYTHON, GO, RUST)}
+_JS_FUNCTIONS = frozenset({"function_declaration", "function_expression", "arrow_function",
+                           "method_definition", "generator_function_declaration", "generator_function"})
+_JS_TEST_DIRS = frozenset({"__tests__", "__mocks__", "__fixtures__", "e2e", "cypress", "node_modules", "dist",
+                           "build", "coverage", "vendor", "bower_components"})
+_JS_TEST_NAME = re.compile(r"(?i)(\..*|tests?|spec|test[-_.].*|.*[-_.](tests?|spec|e2e)|"
+                           r".*\.(stories|story|bench|d|min|config|conf)|gulpfile|gruntfile|jakefile)"
+                           r"\.[cm]?[jt]sx?$")
+"""Tests (node:test's defaults `test.js`, `test-*.js`, `*-test.js`, `*.test.js`, and `*.spec.ts`),
+declarations (`*.d.ts`), minified files, stories and tool configuration (`jest.config.js`, `.eslintrc.js`)."""
+_TS_TYPES = frozenset({
+    "type_annotation", "type_arguments", "type_parameters", "type_alias_declaration", "interface_declaration",
+    "predefined_type", "literal_type", "union_type", "intersection_type", "tuple_type", "generic_type",
+    "object_type", "array_type", "function_type", "constructor_type", "conditional_type", "lookup_type",
+    "template_literal_type", "index_type_query", "type_query", "parenthesized_type", "readonly_type",
+    "optional_type", "rest_type", "infer_type", "type_predicate_annotation", "asserts_annotation",
+    "opting_type_annotation", "omitting_type_annotation", "adding_type_annotation", "ambient_declaration"})
+"""TypeScript's types: `x: 'a' | 2`, `as 3`, `f<5>()` are never mutated (nor what a type names)."""
+
+
+def _javascript(name: str, suffixes: tuple[str, ...], skipped: frozenset[str] = frozenset()) -> Grammar:
+    """JavaScript, and TypeScript with its types skipped: one tree-sitter grammar family."""
+    return Grammar(
+        name=name, suffixes=suffixes, functions=_JS_FUNCTIONS,
+        scopes=frozenset({"class_declaration", "class", "abstract_class_declaration"}),
+        binary=frozenset({"binary_expression"}), booleans={"true": "false", "false": "true"},
+        boolean_nodes=frozenset({"true", "false"}), integers=frozenset({"number"}),
+        strings=frozenset({"string"}),
+        negations=frozenset({"unary_expression"}), removable=frozenset({"expression_statement"}),
+        guards=frozenset({"if_statement"}),
+        exits=frozenset({"return_statement", "throw_statement", "continue_statement", "break_statement"}),
+        empty_statement="", arguments=frozenset({"arguments"}), comparisons=C_COMPARISON_FLIPS,
+        blocks=frozenset({"statement_block"}), skipped=frozenset({"decorator", *skipped}),
+        skip_calls=frozenset({b"require", b"import"}), test_dirs=_JS_TEST_DIRS, test_name=_JS_TEST_NAME,
+    )
+
+
+JAVASCRIPT = _javascript("javascript", (".js", ".mjs", ".cjs", ".jsx"))
+TYPESCRIPT = _javascript("typescript", (".ts", ".mts", ".cts", ".tsx"), _TS_TYPES)
+JAVA = Grammar(
+    name="java", suffixes=(".java",),
+    functions=frozenset({"method_declaration", "constructor_declaration", "compact_constructor_declaration"}),
+    scopes=frozenset({"class_declaration", "interface_declaration", "enum_declaration",
+                      "record_declaration"}),
+    binary=frozenset({"binary_expression"}), booleans={"true": "false", "false": "true"},
+    boolean_nodes=frozenset({"true", "false"}), integers=frozenset({"decimal_integer_literal"}),
+    strings=frozenset({"string_literal"}), negations=frozenset({"unary_expression"}),
+    removable=frozenset({"expression_statement"}), guards=frozenset({"if_statement"}),
+    exits=frozenset({"return_statement", "throw_statement", "continue_statement", "break_statement"}),
+    empty_statement="", arguments=frozenset({"argument_list"}), comparisons=C_COMPARISON_FLIPS,
+    blocks=frozenset({"block", "constructor_body"}), skipped=frozenset({"annotation", "marker_annotation"}),
+    test_dirs=frozenset({"testfixtures", "integrationtest", "it", "jmh", "androidtest", "target", "build"}),
+    test_name=re.compile(r"(Test\w*|\w+(Test|Tests|TestCase|IT))\.java$"), package_root="java",
+)
+"""Java: `src/test/` is a test folder (shared), Surefire's default test names (`*Test.java`, `Test*.java`,
+`*Tests.java`, `*TestCase.java`) and failsafe's `*IT.java` are tests."""
+GRAMMARS: dict[str, Grammar] = {g.name: g for g in (PYTHON, GO, RUST, JAVASCRIPT, TYPESCRIPT, JAVA)}
 """The languages mutation supports; a new one is a Grammar here (and its parser in tools/lint.py)."""
 
 
@@ -92,7 +164,13 @@ def grammar_for(path: str) -> Grammar | None:
 def is_test_path(path: str) -> bool:
     """Tests, fixtures, docs, examples and build scripts: never mutated, never counted as the fix."""
     parts = path.split("/")
-    return any(p.lower() in _TEST_DIRS for p in parts[:-1]) or bool(_TEST_NAME.match(parts[-1].lower()))
+    grammar = grammar_for(path)
+    dirs = _TEST_DIRS | grammar.test_dirs if grammar else _TEST_DIRS
+    folders = parts[:-1]
+    if grammar and grammar.package_root in folders:
+        folders = folders[:folders.index(grammar.package_root)]
+    own = grammar is not None and grammar.test_name is not None and bool(grammar.test_name.match(parts[-1]))
+    return any(p.lower() in dirs for p in folders) or own or bool(_TEST_NAME.match(parts[-1].lower()))
 
 
 def is_source_path(path: str) -> bool:

@@ -19,7 +19,6 @@ import tree_sitter
 from autoinstall.tasks.candidate import Candidate, mutation_candidate
 from autoinstall.tasks.languages import (
     BOOLEAN_OP_FLIPS,
-    COMPARISON_FLIPS,
     NON_COMMUTATIVE,
     Grammar,
     grammar_for,
@@ -28,7 +27,7 @@ from autoinstall.tasks.languages import (
 from envs.task import MutationInfo
 from tools.lint import parse
 
-_DECIMAL = re.compile(rb"^([0-9][0-9_]*)([a-z0-9]*)$")
+_DECIMAL = re.compile(rb"^(?!0[xob])([0-9][0-9_]*)([a-z0-9]*)$")  # not hex, octal or binary
 MAX_FILE_BYTES = 400_000
 
 
@@ -68,7 +67,7 @@ def _functions(node: tree_sitter.Node, g: Grammar, scope: tuple[str, ...]
             yield from _functions(child, g, (*scope, name) if name else scope)
         elif child.type in g.functions:
             body = child.child_by_field_name("body")
-            qualified = (*scope, name or "<anonymous>")
+            qualified = (*scope, name or _holder_name(child) or "<anonymous>")
             if body is not None and not _is_cfg_test(child):
                 yield ".".join(qualified), body
                 yield from _functions(body, g, qualified)
@@ -79,6 +78,17 @@ def _functions(node: tree_sitter.Node, g: Grammar, scope: tuple[str, ...]
 def _name(node: tree_sitter.Node) -> str:
     named = node.child_by_field_name("name") or node.child_by_field_name("type")
     return named.text.decode("utf-8", "replace") if named is not None and named.text else ""
+
+
+def _holder_name(node: tree_sitter.Node) -> str:
+    """What an unnamed function is bound to: `const add = (a, b) => ...`, `{add: function () {}}`,
+    `exports.add = ...` (a JavaScript variable, key, assignment target or class field)."""
+    parent = node.parent
+    if parent is None:
+        return ""
+    holder = next((h for f in ("name", "key", "left", "property") if (h := parent.child_by_field_name(f))
+                   is not None and h.id != node.id), None)
+    return holder.text.decode("utf-8", "replace") if holder is not None and holder.text else ""
 
 
 def _is_cfg_test(node: tree_sitter.Node) -> bool:
@@ -94,8 +104,15 @@ def _body_sites(body: tree_sitter.Node, g: Grammar, function: str) -> Iterator[S
         node = stack.pop()
         if node.type in g.functions:
             continue  # nested functions are visited as functions of their own
+        if node.type in g.skipped or _skipped_call(node, g):
+            continue  # types, annotations, module loads
         yield from _node_sites(node, g, function)
         stack.extend(reversed(node.children))
+
+
+def _skipped_call(node: tree_sitter.Node, g: Grammar) -> bool:
+    function = node.child_by_field_name("function") if g.skip_calls else None
+    return function is not None and function.text in g.skip_calls
 
 
 def _site(op: str, node: tree_sitter.Node, replacement: bytes, function: str,
@@ -106,8 +123,10 @@ def _site(op: str, node: tree_sitter.Node, replacement: bytes, function: str,
 
 def _node_sites(node: tree_sitter.Node, g: Grammar, function: str) -> Iterator[Site]:
     text = node.text or b""
+    if not node.is_named:
+        return  # keyword tokens (TypeScript's `string` and `number` types) are no literals
     if node.type in g.binary:
-        yield from _binary_sites(node, function)
+        yield from _binary_sites(node, g, function)
     elif node.type in g.boolean_nodes and text.decode() in g.booleans:
         yield _site("flip_boolean", node, g.booleans[text.decode()].encode(), function)
     elif node.type in g.negations and node.child_count == 2 and node.children[0].type in ("not", "!"):
@@ -118,9 +137,9 @@ def _node_sites(node: tree_sitter.Node, g: Grammar, function: str) -> Iterator[S
         yield from _integer_sites(node, function)
     elif node.type in g.strings:
         yield from _string_sites(node, g, function)
-    elif node.type in g.removable and not _is_docstring(node, g) and _in_block(node):
+    elif node.type in g.removable and not _is_docstring(node, g) and _in_block(node, g):
         yield _removal("remove_statement", node, g, function)
-    elif node.type in g.guards and _is_guard(node, g) and _in_block(node):
+    elif node.type in g.guards and _is_guard(node, g) and _in_block(node, g):
         yield _removal("remove_early_return", node, g, function)
 
 
@@ -141,13 +160,13 @@ def _removal(op: str, node: tree_sitter.Node, g: Grammar, function: str) -> Site
     return _site(op, node, g.empty_statement.encode(), function)
 
 
-def _binary_sites(node: tree_sitter.Node, function: str) -> Iterator[Site]:
+def _binary_sites(node: tree_sitter.Node, g: Grammar, function: str) -> Iterator[Site]:
     operands = node.named_children
     operators = [c for c in node.children if not c.is_named]
     for op in operators:
         token = b" ".join((op.text or b"").split()).decode()
-        if token in COMPARISON_FLIPS:
-            yield _site("flip_comparison", op, COMPARISON_FLIPS[token].encode(), function)
+        if token in g.comparisons:
+            yield _site("flip_comparison", op, g.comparisons[token].encode(), function)
         elif token in BOOLEAN_OP_FLIPS:
             yield _site("flip_boolean", op, BOOLEAN_OP_FLIPS[token].encode(), function)
     if len(operands) == 2 and len(operators) == 1:
@@ -159,7 +178,7 @@ def _binary_sites(node: tree_sitter.Node, function: str) -> Iterator[Site]:
 
 
 _NOT_POSITIONAL = ("keyword_argument", "list_splat", "dictionary_splat", "comment",
-                   "parenthesized_expression", "generator_expression", "variadic_argument")
+                   "parenthesized_expression", "generator_expression", "variadic_argument", "spread_element")
 
 
 def _argument_sites(node: tree_sitter.Node, function: str) -> Iterator[Site]:
@@ -177,7 +196,7 @@ def _operand(node: tree_sitter.Node) -> bytes:
     """An operand's text, parenthesised when it is itself an operation (precedence stays as written)."""
     text = node.text or b""
     return b"(%s)" % text if node.named_child_count > 1 and node.type.endswith(("operator", "expression")) \
-        and not node.type.startswith(("call", "parenthesized")) else text
+        and not node.type.startswith(("call", "parenthesized", "member", "subscript")) else text
 
 
 def _integer_sites(node: tree_sitter.Node, function: str) -> Iterator[Site]:
@@ -205,12 +224,13 @@ def _string_sites(node: tree_sitter.Node, g: Grammar, function: str) -> Iterator
 
 
 def _is_docstring(node: tree_sitter.Node, g: Grammar) -> bool:
-    return g.name == "python" and node.type == "expression_statement" and node.named_child_count == 1 and \
-        node.named_children[0].type == "string"
+    """A statement that is a string alone: Python's docstrings, JavaScript's directives (`'use strict'`)."""
+    return node.type == "expression_statement" and node.named_child_count == 1 and \
+        node.named_children[0].type in g.strings
 
 
-def _in_block(node: tree_sitter.Node) -> bool:
-    return node.parent is not None and node.parent.type in ("block", "statement_list")
+def _in_block(node: tree_sitter.Node, g: Grammar) -> bool:
+    return node.parent is not None and node.parent.type in g.blocks
 
 
 def _is_guard(node: tree_sitter.Node, g: Grammar) -> bool:
@@ -218,7 +238,9 @@ def _is_guard(node: tree_sitter.Node, g: Grammar) -> bool:
     if node.child_by_field_name("alternative") is not None:
         return False
     body = node.child_by_field_name("consequence")
-    stmts = body.named_children if body is not None else []
+    if body is None:
+        return False
+    stmts = [body] if body.type in g.exits else body.named_children  # `if (x) return;` without braces
     if stmts and stmts[-1].type == "statement_list":
         stmts = stmts[-1].named_children
     return bool(stmts) and stmts[-1].type in g.exits

@@ -29,6 +29,9 @@ class Suite(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     flaky: list[str] = Field(default_factory=list)
     workdir: str = "/workspace"
+    project: str = "."
+    """The project's folder in the checkout (a nested plan's `Plan.workdir`): its sources are mutated, its
+    suite's paths are relative to it."""
 
     @classmethod
     def from_spec(cls, spec: EnvSpec) -> Suite | None:
@@ -36,7 +39,8 @@ class Suite(BaseModel):
         if not command or spec.plan.test_runner == "none":
             return None
         return cls(command=command, runner=spec.plan.test_runner, deselected=list(spec.deselected),
-                   env=dict(spec.env), flaky=list(spec.verification.flaky if spec.verification else []))
+                   env=dict(spec.env), flaky=list(spec.verification.flaky if spec.verification else []),
+                   project=spec.plan.workdir)
 
     def run(self, sandbox: Sandbox, timeout_s: float, max_fail: int | None = None,
             select: list[str] | None = None, trace: str | None = None) -> TestRun:
@@ -61,11 +65,14 @@ def outcomes(run: TestRun) -> dict[str, str]:
     return {r.test_id: r.outcome for r in run.results}
 
 
-def source_files(sandbox: Sandbox) -> list[str]:
-    """Repository-relative paths of the non-test source files in a supported language."""
+def source_files(sandbox: Sandbox, project: str = ".") -> list[str]:
+    """Repository-relative paths of the non-test source files in a supported language, in the project's
+    folder only (a monorepo's other projects are not what its suite tests)."""
     listed = sandbox.exec("git ls-files 2>/dev/null || find . -type f -not -path './.git/*' | sed 's|^./||'",
                           timeout=120)
-    return sorted(p for p in listed.stdout.splitlines() if is_source_path(p))[:MAX_SOURCE_FILES]
+    inside = "" if project.strip("/.") == "" else project.strip("/") + "/"
+    return sorted(p for p in listed.stdout.splitlines()
+                  if p.startswith(inside) and is_source_path(p.removeprefix(inside)))[:MAX_SOURCE_FILES]
 
 
 def read_sources(sandbox: Sandbox, paths: list[str]) -> dict[str, str]:
