@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from envs.spec import EnvSpec, TestRun, Verification
+from envs.spec import EnvSpec, TestRun, Verification, pass_rate
 
 CATALOG_FORMAT = "autoinstall-catalog/1"
 Status = Literal["verified", "partial", "failed", "running"]
@@ -64,8 +64,7 @@ class SuiteCounts(BaseModel):
     @property
     def pass_rate(self) -> float:
         """Passed over the tests that ran, flaky ones counting as not passed (verification's own rule)."""
-        ran = self.passed + self.failed + self.errors + self.flaky
-        return self.passed / ran if ran else 0.0
+        return pass_rate({"passed": self.passed, "failed": self.failed, "error": self.errors, "flaky": self.flaky})
 
     def metadata(self) -> dict[str, int | float | str]:
         """The counts for an export's metadata: what was not counted is left out (TOML has no null)."""

@@ -6,6 +6,7 @@ anything but pydantic, so every layer can import this module.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -128,6 +129,13 @@ class TestRun(BaseModel):
 
 # -- verification -----------------------------------------------------------------------------------
 DEFAULT_THRESHOLD = 0.9
+
+
+def pass_rate(counts: Mapping[str, int]) -> float:
+    """Verification's rule over combined counts: passed over the tests that ran (skipped ones are not counted;
+    flaky ones count as not passed)."""
+    ran = sum(counts.get(k, 0) for k in ("passed", "failed", "error", "flaky"))
+    return counts.get("passed", 0) / ran if ran else 0.0
 
 
 class Deselection(BaseModel):

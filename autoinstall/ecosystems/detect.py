@@ -54,7 +54,8 @@ def detect(repo: Path) -> list[Ecosystem]:
     chosen = choose(projects)
     if chosen is None:
         return [FALLBACK]
-    lead = _at(Path(repo) / chosen.root)[0]
+    # The ecosystem whose manifest made the folder a project (not merely the first that detects loose files there).
+    lead = get_ecosystem(chosen.ecosystem)
     return [Nested(lead, chosen.root, choice_notes(chosen, projects))]  # type: ignore[list-item]
 
 

@@ -116,6 +116,12 @@ def select_file(sandbox: Sandbox, tests: list[str]) -> str:
     return path
 
 
+def folder_prefix(project: str) -> str:
+    """"pkg/core/" for a nested plan's folder, "" for the checkout itself: what turns a path from the project's
+    folder into one from the checkout's root."""
+    return "" if project.strip("/.") == "" else project.strip("/") + "/"
+
+
 def read_map(sandbox: Sandbox, path: str, passing: list[str], project: str = ".") -> CoverageMap | None:
     """The traced map, or None when it is missing or its ids do not match the baseline's. The plugin names
     files from where pytest runs, `project` (a nested plan's folder): they are named from the checkout."""
@@ -124,7 +130,7 @@ def read_map(sandbox: Sandbox, path: str, passing: list[str], project: str = "."
     except (FileNotFoundError, ValueError):
         return None
     wanted = set(passing)
-    inside = "" if project.strip("/.") == "" else project.strip("/") + "/"
+    inside = folder_prefix(project)
     tests = {t: [inside + c for c in calls] for t, calls in traced.items() if t in wanted}
     if not passing or len(tests) < MIN_MATCHED * len(passing):
         return None

@@ -7,7 +7,7 @@ import uuid
 
 from pydantic import BaseModel, Field
 
-from autoinstall.tasks.coverage import install, select_file, with_plugin
+from autoinstall.tasks.coverage import folder_prefix, install, select_file, with_plugin
 from autoinstall.tasks.languages import is_source_path
 from envs.base import Sandbox
 from envs.spec import Deselection, EnvSpec, TestRun
@@ -70,7 +70,7 @@ def source_files(sandbox: Sandbox, project: str = ".") -> list[str]:
     folder only (a monorepo's other projects are not what its suite tests)."""
     listed = sandbox.exec("git ls-files 2>/dev/null || find . -type f -not -path './.git/*' | sed 's|^./||'",
                           timeout=120)
-    inside = "" if project.strip("/.") == "" else project.strip("/") + "/"
+    inside = folder_prefix(project)
     return sorted(p for p in listed.stdout.splitlines()
                   if p.startswith(inside) and is_source_path(p.removeprefix(inside)))[:MAX_SOURCE_FILES]
 

@@ -17,6 +17,7 @@ from envs.spec import (
     Plan,
     TestRun,
     Verification,
+    pass_rate,
 )
 from envs.testrun import DEFAULT_COMMANDS, collect_count, collects, run_tests, selection_args, test_command
 
@@ -113,12 +114,6 @@ def combine(runs: list[TestRun]) -> dict[str, int]:
         else:
             counts[outcomes[0]] += 1
     return counts
-
-
-def pass_rate(counts: dict[str, int]) -> float:
-    """Passed over the tests that ran (skipped ones are not counted; flaky ones count as not passed)."""
-    ran = sum(counts.get(k, 0) for k in ("passed", "failed", "error", "flaky"))
-    return counts.get("passed", 0) / ran if ran else 0.0
 
 
 def narrow_suite(collection: Collection | None, max_deselected: float) -> str:

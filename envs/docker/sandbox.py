@@ -53,12 +53,11 @@ def interrupt_sandboxes() -> int:
     for sandbox in live:
         sandbox.interrupted = True
         with suppress(EnvError, *_ENGINE_ERRORS):
-            client = connect(sandbox.config.base_url, timeout=30)
+            client = connect(sandbox.config.base_url, timeout=30)  # its own: the build's thread uses the sandbox's
             try:
-                for cid in client.api.containers(all=True, quiet=True, filters={
-                        "label": "=".join(next(iter(sandbox._instance.items())))}):
+                for cid in sandbox._unnamed_containers(client.api):
                     with suppress(docker.errors.NotFound):
-                        client.api.remove_container(cid["Id"], force=True, v=True)
+                        client.api.remove_container(cid, force=True, v=True)
             finally:
                 client.close()
     return len(live)
@@ -138,11 +137,14 @@ class DockerSandbox(FilesMixin, ChannelMixin):
             self._client = None
         _LIVE.discard(self)
 
-    def _unnamed_containers(self) -> list[str]:
-        """This sandbox's containers by its label: one an interrupt left before its id was known."""
-        assert self._client is not None
+    def _unnamed_containers(self, api: docker.APIClient | None = None) -> list[str]:
+        """This sandbox's containers by its label (through `api`, default its own client): one an interrupt left
+        before its id was known."""
+        if api is None:
+            assert self._client is not None
+            api = self._client.api
         label = "=".join(next(iter(self._instance.items())))
-        return [c["Id"] for c in self._client.api.containers(all=True, filters={"label": label})]
+        return [c["Id"] for c in api.containers(all=True, quiet=True, filters={"label": label})]
 
     def __enter__(self) -> Self:
         return self.start()

@@ -51,6 +51,9 @@ def test_without_ci_a_project_with_tests_then_the_shallowest_then_by_name(tmp_pa
                                                            for n in notes)
     plain = _write(tmp_path / "plain", {"zeta/go.mod": "module z\n\ngo 1.22\n", "alpha/x/Cargo.toml": "[package]\n"})
     assert detect(plain)[0].name == "go@zeta"  # the shallowest
+    web = _write(tmp_path / "web", {"app/package.json": '{"scripts": {"test": "node --test"}}',
+                                    "app/build_helper.py": "print('a script, no Python project')\n"})
+    assert detect(web)[0].name == "node@app"  # the manifest's ecosystem, not the one loose scripts suggest
 
 
 def test_a_root_that_builds_is_never_nested_and_an_empty_tree_falls_back(tmp_path: Path) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
+from types import ModuleType
 
 import pytest
 
@@ -12,6 +14,17 @@ from envs.base import Limits, Sandbox
 SMALL = Limits(cpus=1.0, memory_mb=512, pids=256, disk_mb=4096)
 RUN_LABEL = {"autoinstall.test": uuid.uuid4().hex[:12]}
 """Put on every container and snapshot these tests create, so teardown removes exactly those."""
+
+
+def parquet() -> ModuleType:
+    """pyarrow.parquet, which the verl export needs: a failure under CI, a skip elsewhere when missing."""
+    try:
+        import pyarrow.parquet as pq  # local: only the verl export's tests need pyarrow
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but pyarrow is missing (the verl export needs it)", pytrace=False)
+        pytest.skip("pyarrow is not installed")
+    return pq
 
 
 def make_sandbox(request: pytest.FixtureRequest, kind: str, **config: object) -> Sandbox:

@@ -38,6 +38,7 @@ from envs.spec import (
     TestRun,
     Verification,
 )
+from tests.envs.conftest import parquet
 
 PASSED = ["tests/test_a.py::test_one", "tests/test_a.py::test_two"]
 FLAKY = "tests/test_a.py::test_flaky"
@@ -128,12 +129,7 @@ def test_swebench_rows_load_as_runtime_specs(catalog: Catalog, ids: dict[str, st
 
 
 def test_verl_parquet_reads_back_with_tool_kwargs(catalog: Catalog, ids: dict[str, str], tmp_path: Path) -> None:
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but pyarrow is missing (the verl export needs it)")
-        pytest.skip("pyarrow is not installed")
+    pq = parquet()
     import yaml
 
     from tools import openai_schemas

@@ -3,7 +3,6 @@ metadata of each export format (Harbor task.toml, SWE-bench rows, verl rows, JSO
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from envs.spec import (
     TestRun,
     Verification,
 )
+from tests.envs.conftest import parquet
 
 IDS = ["t.py::a", "t.py::b", "t.py::c", "t.py::d[x-1]"]
 
@@ -104,12 +104,7 @@ def test_harbor_swebench_and_jsonl_metadata_carry_the_counts(catalog: Catalog, t
 
 
 def test_verl_rows_carry_the_counts(catalog: Catalog, tmp_path: Path) -> None:
-    try:
-        import pyarrow.parquet as pq  # the verl export's optional dependency
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but pyarrow is missing (the verl export needs it)")
-        pytest.skip("pyarrow is not installed")
+    pq = parquet()
     _export(catalog, tmp_path / "verl", "verl")
     (row,) = pq.read_table(tmp_path / "verl" / "verl.parquet").to_pylist()
     assert row["extra_info"]["verification"] == EXPECTED

@@ -4,7 +4,6 @@ verification counts in every format's metadata. The real clients run them in tes
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tomllib
@@ -23,6 +22,7 @@ from envs.export.tasks import TaskEntry, read_tasks, select_tasks
 from envs.export.verl_tasks import AGENT_LOOP, REWARD_FILE, RUN_TESTS
 from envs.spec import SourceRecord
 from envs.task import Task
+from tests.envs.conftest import parquet
 from tests.envs.task_env import F2P, P2P, STATEMENT, store
 
 IMAGE = "autoinstall-env/calc:abababababab"
@@ -130,12 +130,7 @@ def test_swebench_row_has_the_harness_keys(catalog: Catalog, stored: tuple[str, 
 
 def test_verl_rows_name_the_tool_agent_loop_and_ship_the_reward(catalog: Catalog, stored: tuple[str, Task],
                                                                 tmp_path: Path) -> None:
-    try:
-        import pyarrow.parquet as pq  # local: only the verl export needs pyarrow
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but pyarrow is missing (the verl export needs it)", pytrace=False)
-        pytest.skip("pyarrow is not installed")
+    pq = parquet()
     import yaml
 
     out = export(catalog, tmp_path / "out", "verl")
