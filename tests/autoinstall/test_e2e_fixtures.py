@@ -17,7 +17,9 @@ from autoinstall.pipeline import build_environment
 from envs.spec import EnvSpec
 
 REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
-BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Docker and checks every test id"}
+BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Docker and checks every test id",
+                   "c_extension_needs_dev_package": "test_rebuild_check_replays_the_dockerfile_to_a_verified_image "
+                                                    "below builds it with the rebuild check"}
 """Fixtures a dedicated Docker test already builds with stricter assertions: one build each keeps CI short."""
 CASES = sorted(p.name for p in REPOS.iterdir() if (p / "expected.json").is_file() and p.name not in BUILT_ELSEWHERE)
 
@@ -72,9 +74,15 @@ def test_fixture_repository_reaches_its_expected_outcome(case: str, base_image: 
     expected = json.loads((REPOS / case / "expected.json").read_text())
     spec = build(case, tmp_path / "env", home, monkeypatch, **expected.get("options", {}))
     assert probe_listener.connections == 0, "a sandbox reached a service of this machine"
+    reaches_expected(case, spec, tmp_path / "env", home)
+
+
+def reaches_expected(case: str, spec: EnvSpec, out: Path, home: Path) -> None:
+    """The build of `case` into `out` ended as its expected.json says, and left nothing behind."""
+    expected = json.loads((REPOS / case / "expected.json").read_text())
     assert spec.status == expected["outcome"], (spec.failure, [e.command for e in spec.log])
     assert (spec.failure.failure_class if spec.failure else None) == expected["failure_class"]
-    written = EnvSpec.model_validate_json((tmp_path / "env" / "spec.json").read_text())
+    written = EnvSpec.model_validate_json((out / "spec.json").read_text())
     assert written.status == spec.status
     shared = home / "cache" / "uv"  # no build may write into the cache the next one reads
     assert not (shared / "autoinstall-poison-canary").exists()
@@ -91,10 +99,10 @@ def test_fixture_repository_reaches_its_expected_outcome(case: str, base_image: 
     assert all(d.reason.startswith(expected["deselected_reason"]) for d in spec.deselected if ":" in d.reason
                and expected["deselected_reason"] in ("hangs", "collection_error"))
     assert all(d.reason for d in spec.deselected)
-    dockerfile = (tmp_path / "env" / "Dockerfile").read_text()
+    dockerfile = (out / "Dockerfile").read_text()
     assert all(f'"bash", "-c", {json.dumps(s.command)}' in dockerfile for s in spec.steps)
-    assert (tmp_path / "env" / "context" / "repo").is_dir()
-    assert all((tmp_path / "env" / e.log_file).is_file() for e in spec.log if e.log_file)
+    assert (out / "context" / "repo").is_dir()
+    assert all((out / e.log_file).is_file() for e in spec.log if e.log_file)
 
 
 @pytest.mark.slow
@@ -102,6 +110,7 @@ def test_rebuild_check_replays_the_dockerfile_to_a_verified_image(base_image: st
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     spec = build("c_extension_needs_dev_package", tmp_path / "env", home, monkeypatch, rebuild_check=True)
     assert spec.status == "verified", spec.failure
+    reaches_expected("c_extension_needs_dev_package", spec, tmp_path / "env", home)
     constraints = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
     assert "pytest==" in constraints and "-e" not in constraints
     assert any("libyaml-dev" in s.command for s in spec.steps)

@@ -4,7 +4,7 @@ tests/fixtures/repos/node_browser (tests/autoinstall/test_e2e_fixtures.py: puppe
 from __future__ import annotations
 
 from autoinstall.ecosystems.base import RepairContext
-from autoinstall.ecosystems.node.browsers import CHROMIUM, ENV, FLAGS_FILE
+from autoinstall.ecosystems.browsers import CHROMIUM, ENV, FLAGS_FILE
 from autoinstall.ecosystems.node.diagnosis import diagnose
 from autoinstall.ecosystems.node.repairs import repair
 from envs.spec import Plan, Repair, Step

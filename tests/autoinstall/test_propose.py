@@ -68,6 +68,7 @@ EXPECTED = {
     "rust_crate": ("cargo test --no-run --offline", [], "cargo test --no-fail-fast --offline"),
     "maturin_bindings": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "python_node_tests": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
+    "python_browser": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "java_maven": ((f"mvn -B -ntp test -Dtest=CalcTest -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false "
                     f"-Dmaven.test.failure.ignore=true {GATES_OFF}"), [],
                    f"mvn -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF}"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from autoinstall.ecosystems.node.browsers import BROWSER_DOWNLOAD, BROWSER_MISSING
+from autoinstall.ecosystems.browsers import BROWSER_DOWNLOAD, BROWSER_MISSING
 from autoinstall.ecosystems.rules import diagnose_by
 from envs.spec import Diagnosis, DiagnosisKind
 

@@ -5,7 +5,7 @@ import re
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
-from autoinstall.ecosystems.node.browsers import browser_repair
+from autoinstall.ecosystems.browsers import browser_repair
 from autoinstall.ecosystems.node.diagnosis import NETWORK_OFF, SERVICE_REFUSED
 from autoinstall.ecosystems.node.proposal import IMAGE_NODE, NODE_FROM_REGISTRY, node_step
 from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
@@ -44,7 +44,7 @@ def _node(ctx: RepairContext) -> Repair | None:
 
 def _tool(ctx: RepairContext) -> Repair | None:
     """yarn or pnpm missing: from the npm registry; a C toolchain piece or python3: from Debian; another
-    Node major: from the npm registry (`_node`); a browser: Debian's chromium (browsers.py)."""
+    Node major: from the npm registry (`_node`); a browser: Debian's chromium (ecosystems/browsers.py)."""
     subject = ctx.diagnosis.subject
     if subject.startswith("node "):
         return _node(ctx)

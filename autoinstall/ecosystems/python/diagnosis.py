@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from autoinstall.ecosystems.browsers import BROWSER_MISSING, BROWSER_WORDS
 from autoinstall.ecosystems.python.pypi_names import NAMESPACES
 from autoinstall.ecosystems.python.timemachine import drift_subject
 from autoinstall.ecosystems.services import WELL_KNOWN_PORTS
@@ -30,6 +31,7 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
     ("missing_header", re.compile(r"fatal error: (?P<s>[\w./+-]+\.h(?:pp)?): No such file or directory")),
     ("missing_library", re.compile(r"(?:/usr/bin/ld: cannot find -l(?P<s>[\w+.-]+)|"
                                    r"cannot find -l(?P<s2>[\w+.-]+))")),
+    ("missing_tool", BROWSER_MISSING),  # first: selenium's prints a failed download, and "No such file" lines
     ("missing_tool", re.compile(
         r"(?:(?P<s1>pg_config|mysql_config|xml2-config|xslt-config|pkg-config|cmake|swig|rustc|cargo|"
         r"msgfmt|gfortran|protoc|make|ninja) (?:executable )?not found|"
@@ -163,11 +165,11 @@ def diagnose(output: str, *, timed_out: bool = False) -> Diagnosis:
         if kind == "deprecation_as_error" and (module := drift_subject(output)):
             # Raised inside an installed dependency (or a plugin's validation): its version, not the project.
             return Diagnosis(kind="dependency_drift", subject=module, evidence=_drift_line(output, module))
-        needs = _NEEDS.get(kind)
+        needs = BROWSER_WORDS if pattern is BROWSER_MISSING else _NEEDS.get(kind)
         match = pattern.search(output) if needs is None or any(w in output for w in needs) else None
         if match is None:
             continue
-        subject = _subject(match)
+        subject = "browser" if pattern is BROWSER_MISSING else _subject(match)
         if kind == "missing_module":
             subject = _dotted_import(output, subject)
         if kind == "service_unavailable":

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.browsers import browser_repair
 from autoinstall.ecosystems.debian_names import system_package_repair
 from autoinstall.ecosystems.python.diagnosis import (
     NETWORK_OFF,
@@ -75,6 +76,9 @@ def _missing_module(ctx: RepairContext) -> Repair | None:
 
 
 def _system_package(ctx: RepairContext) -> Repair | None:
+    """A header, library or tool from Debian; a browser: Debian's chromium (autoinstall/ecosystems/browsers.py)."""
+    if ctx.diagnosis.subject == "browser":
+        return browser_repair(ctx)
     return system_package_repair(ctx, "the build or the tests")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from autoinstall.ecosystems.python.proposal.browsers import plan_browsers
 from autoinstall.ecosystems.python.proposal.compiled import header_packages
 from autoinstall.ecosystems.python.proposal.deps import TOOLS, Selection, declared_names, select
 from autoinstall.ecosystems.python.proposal.interpreter import choose_python
@@ -196,6 +197,9 @@ def propose_plan(facts: RepoFacts, repo: Path, pythons: tuple[str, ...] = ("3.11
                 evidence=_evidence([r.evidence for r in test_reqs]),
             )
         )
+    browsers = plan_browsers(facts, sel, test_reqs)
+    if browsers.after and steps:
+        steps.append(browsers.after)
     all_specs = (
         facts.dependencies
         + test_reqs
@@ -205,8 +209,8 @@ def propose_plan(facts: RepoFacts, repo: Path, pythons: tuple[str, ...] = ("3.11
     )
     steps, lock_notes = _locked_and_dated(facts, python, steps)
     headers, header_notes = header_packages(facts, repo)
-    steps[:0] = [s for s in (system_step(facts, all_specs, headers), services.step) if s]
-    notes += services.notes + lock_notes + header_notes + _context_notes(facts)
+    steps[:0] = [s for s in (system_step(facts, all_specs, headers), browsers.system, services.step) if s]
+    notes += services.notes + browsers.notes + lock_notes + header_notes + _context_notes(facts)
     if not steps:
         notes.append("nothing to install: no build files, requirements or third-party imports")
     return Plan(

@@ -15,6 +15,8 @@ from autoinstall.ecosystems.python.survey.facts import (
 from autoinstall.ecosystems.repofiles import RepoFiles
 
 SYSTEM = re.compile(r"\bapt(-get)?\s+(-\S+\s+)*install\b")
+BROWSERS = re.compile(r"\bplaywright install\b")
+"""Browser builds (and their system libraries) for the tests: evidence that they drive a browser."""
 INSTALL = re.compile(
     r"\b(pip3?|uv pip|python3? -m pip)\s+install\b|\buv sync\b|\b(poetry|pdm|pipenv) install\b|"
     r"\bsetup\.py (develop|install)\b|\bflit install\b"
@@ -29,7 +31,7 @@ APT_NAME = re.compile(r"^[a-z0-9][a-z0-9.+-]+$")
 
 def purpose_of(command: str) -> CommandPurpose:
     """What a command is for: installing system packages, Python packages, or running tests."""
-    if SYSTEM.search(command):
+    if SYSTEM.search(command) or BROWSERS.search(command):
         return "system"
     if INSTALL.search(command):
         return "install"
