@@ -148,6 +148,22 @@ def test_node_collector_says_why_it_has_no_count() -> None:
     assert count is None and "unknown option" in note
 
 
+
+def test_a_wrapped_runner_is_counted_directly_with_a_note() -> None:
+    manifest = {"scripts": {"test": "ts-scripts test && npm run size"}, "devDependencies": {"vitest": "^3"}}
+    box = FakeSandbox(rules=[("^cat package.json", json.dumps(manifest)), ("^test -x node_modules/.bin/vitest", ""),
+                             ("sh -c", " Test Files  2 skipped (2)\n      Tests  477 skipped (477)\n")]).start()
+    count, note = collect_count(box, "npm test", [], 60, None, "node")
+    assert count == 477 and "vitest run directly" in note and "ts-scripts test" in note
+    assert shlex.split(box.commands()[-1].split("sh -c ", 1)[1])[0] == r"vitest run -t '^\b\B$'"
+    two = {"scripts": {"test": "./run-tests.sh"}, "devDependencies": {"vitest": "^3", "jest": "^29"}}
+    ambiguous = FakeSandbox(rules=[("^cat package.json", json.dumps(two))]).start()
+    count, note = collect_count(ambiguous, "npm test", [], 60, None, "node")
+    assert count is None and "none known" in note  # two runners: which one the wrapper starts is unknown
+    absent = FakeSandbox(rules=[("^cat package.json", json.dumps(manifest)),
+                                ("^test -x", ExecResult(exit_code=1))]).start()
+    assert collect_count(absent, "npm test", [], 60, None, "node")[0] is None  # its bin is not installed
+
 class HostSandbox:
     """The few Sandbox calls the Node runner makes, on the host, in one folder."""
 
