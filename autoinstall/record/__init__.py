@@ -6,6 +6,7 @@ replay Dockerfile and its build context), `templates/`.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from autoinstall.record.outputs import default_env_dir, env_tag, load_spec, slug
 from autoinstall.verify import judge_spec, verify_image
 from envs.base import SandboxFactory
 from envs.errors import EnvError, SandboxLimitError
-from envs.spec import EnvSpec, Failure
+from envs.spec import CheckResult, EnvSpec, Failure
 
 Report = Callable[[str, str], None]
 
@@ -89,12 +90,18 @@ def _rebuild_check(spec: EnvSpec, context: Path, tag: str, options: BuildOptions
                    ecosystem: Ecosystem) -> None:
     """Build the replay Dockerfile and verify that image too (one run of the suite: flakiness was judged on the
     installed image, the replay has only to show it builds the same environment); a mismatch fails the spec."""
+    start = time.monotonic()
     rebuilt = factory.build(context, f"{tag}-rebuild", {"autoinstall.kind": "rebuild"})
     once = options.model_copy(update={"verify_runs": 1})
     try:
         _, again = verify_image(spec.model_copy(update={"image": rebuilt}), once, factory, ecosystem)
     finally:
         factory.discard([rebuilt])
+    if spec.verification is not None:  # on record: the replay was built and verified, and how that went
+        spec.verification.checks.append(CheckResult(
+            name="rebuild", kind="rebuild", command=f"docker build {context} && verify once", required=True,
+            ok=again.verified, exit_code=0 if again.verified else 1,
+            duration_s=round(time.monotonic() - start, 1), output_tail=again.reason[-500:]))
     if not again.verified:
         spec.status = "failed"
         spec.failure = Failure(failure_class="rebuild_mismatch",

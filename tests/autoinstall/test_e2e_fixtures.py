@@ -1,6 +1,10 @@
 """Every fixture repository end to end on real Docker: survey -> propose -> install/repair -> verify.
 
-Each case states its expected outcome in tests/fixtures/repos/<case>/expected.json.
+Each case states its expected outcome in tests/fixtures/repos/<case>/expected.json. The selected cases are
+built E2E_JOBS at a time in one process, as `autoinstall batch` builds (threads sharing one AUTOINSTALL_HOME):
+builds wait on downloads, containers and commits more than on the CPU, and the hostile fixtures that poison caches,
+probe the network or fill disks run beside others, whose results their tricks must not change (the fork and
+memory bombs, which take the machine's CPU, are built alone after the pool: ALONE).
 """
 import json
 import os
@@ -8,6 +12,7 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -17,11 +22,19 @@ from autoinstall.pipeline import build_environment
 from envs.spec import EnvSpec
 
 REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
-BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Docker and checks every test id",
-                   "c_extension_needs_dev_package": "test_rebuild_check_replays_the_dockerfile_to_a_verified_image "
-                                                    "below builds it with the rebuild check"}
+BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Docker and checks every test id"}
 """Fixtures a dedicated Docker test already builds with stricter assertions: one build each keeps CI short."""
 CASES = sorted(p.name for p in REPOS.iterdir() if (p / "expected.json").is_file() and p.name not in BUILT_ELSEWHERE)
+REBUILT = "c_extension_needs_dev_package"
+"""The case built with the rebuild check (its expected.json options): its replay Dockerfile is rebuilt too."""
+E2E_JOBS = int(os.environ.get("AUTOINSTALL_E2E_JOBS", "3"))
+"""Fixture builds at once (autoinstall batch's default is 2; one more keeps two cores busy through the waits)."""
+SLOW_FIRST = ("node_browser", "python_browser", "service_postgres", "service_backed", "maturin_bindings",
+              "go_module", "service_compose_redis", "python_node_tests")
+"""The longest builds start first, so the pool does not end on one of them alone."""
+ALONE = ("hostile_fork_bomb", "hostile_memory_bomb")
+"""Built one at a time after the pool: they take every process and every byte the sandbox allows, and two cores
+shared with them would make their suites' per-test timeout judge the machine's load, not the sandbox."""
 
 
 class ProbeListener:
@@ -66,20 +79,57 @@ def build(case: str, out: Path, home: Path, monkeypatch: pytest.MonkeyPatch, **o
     return build_environment(str(REPOS / case), BuildOptions(out_dir=out, **options))
 
 
+class Built:
+    """One fixture's build: its spec (or what the build raised) and its output folder."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.spec: EnvSpec | None = None
+        self.error: BaseException | None = None
+
+
+@pytest.fixture(scope="session")
+def built(request: pytest.FixtureRequest, base_image: str, home: Path, probe_listener: ProbeListener,
+          tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
+    """Every selected case built, E2E_JOBS at a time (see the module docstring)."""
+    name = test_fixture_repository_reaches_its_expected_outcome.__name__
+    cases = sorted({item.callspec.params["case"] for item in request.session.items
+                    if getattr(item, "originalname", "") == name and hasattr(item, "callspec")}
+                   | {REBUILT for item in request.session.items
+                      if item.name == test_rebuild_check_replays_the_dockerfile_to_a_verified_image.__name__})
+    results = {case: Built(tmp_path_factory.mktemp(case) / "env") for case in cases}
+
+    def build_one(case: str) -> None:
+        options = json.loads((REPOS / case / "expected.json").read_text()).get("options", {})
+        try:
+            results[case].spec = build_environment(str(REPOS / case),
+                                                   BuildOptions(out_dir=results[case].out, **options))
+        except BaseException as e:  # noqa: BLE001 - reported by the case's own test
+            results[case].error = e
+
+    first = [c for c in SLOW_FIRST if c in cases]
+    pooled = first + [c for c in cases if c not in first and c not in ALONE]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AUTOINSTALL_HOME", str(home))
+        with ThreadPoolExecutor(E2E_JOBS) as pool:
+            list(pool.map(build_one, pooled))
+        for case in ALONE:
+            if case in cases:
+                build_one(case)
+    return results
+
+
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # the first case's setup builds them all
 @pytest.mark.parametrize("case", CASES)
-def test_fixture_repository_reaches_its_expected_outcome(case: str, base_image: str, home: Path,
-                                                         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_fixture_repository_reaches_its_expected_outcome(case: str, built: dict[str, Built], home: Path,
                                                          probe_listener: ProbeListener) -> None:
     expected = json.loads((REPOS / case / "expected.json").read_text())
-    spec = build(case, tmp_path / "env", home, monkeypatch, **expected.get("options", {}))
+    if built[case].error is not None:
+        raise built[case].error
+    spec, out = built[case].spec, built[case].out
+    assert spec is not None
     assert probe_listener.connections == 0, "a sandbox reached a service of this machine"
-    reaches_expected(case, spec, tmp_path / "env", home)
-
-
-def reaches_expected(case: str, spec: EnvSpec, out: Path, home: Path) -> None:
-    """The build of `case` into `out` ended as its expected.json says, and left nothing behind."""
-    expected = json.loads((REPOS / case / "expected.json").read_text())
     assert spec.status == expected["outcome"], (spec.failure, [e.command for e in spec.log])
     assert (spec.failure.failure_class if spec.failure else None) == expected["failure_class"]
     written = EnvSpec.model_validate_json((out / "spec.json").read_text())
@@ -106,12 +156,14 @@ def reaches_expected(case: str, spec: EnvSpec, out: Path, home: Path) -> None:
 
 
 @pytest.mark.slow
-def test_rebuild_check_replays_the_dockerfile_to_a_verified_image(base_image: str, home: Path, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = build("c_extension_needs_dev_package", tmp_path / "env", home, monkeypatch, rebuild_check=True)
-    assert spec.status == "verified", spec.failure
-    reaches_expected("c_extension_needs_dev_package", spec, tmp_path / "env", home)
-    constraints = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
+@pytest.mark.timeout(3600)  # when it is the first to ask, its setup builds every selected case
+def test_rebuild_check_replays_the_dockerfile_to_a_verified_image(built: dict[str, Built]) -> None:
+    if built[REBUILT].error is not None:
+        raise built[REBUILT].error
+    spec = built[REBUILT].spec
+    assert spec is not None and spec.status == "verified", spec and spec.failure
+    assert any(c.name == "rebuild" and c.ok for c in spec.verification.checks), spec.verification.checks
+    constraints = (built[REBUILT].out / "context" / "autoinstall" / "constraints.txt").read_text()
     assert "pytest==" in constraints and "-e" not in constraints
     assert any("libyaml-dev" in s.command for s in spec.steps)
 
