@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from autoinstall.ecosystems.base import Ecosystem, Facts, Log, RepairContext
-from envs.base import DEFAULT_OUTPUT_CAP, ExecResult, Sandbox, SandboxFactory
+from envs.base import Sandbox, SandboxFactory
+from envs.folder import InFolder
 from envs.spec import Evidence, Plan, Repair, Step
 
 SEPARATOR = "@"
@@ -41,22 +42,6 @@ def _with_files(value: Any, rename: Callable[[str], str]) -> Any:
     if isinstance(value, dict):
         return {k: _with_files(v, rename) for k, v in value.items()}
     return value
-
-
-class InFolder:
-    """A sandbox whose commands run in `root` (relative to its workdir) unless they name a cwd of their own:
-    for the inner ecosystem's freeze, which reads its lock file where it runs (`cat package-lock.json`)."""
-
-    def __init__(self, sandbox: Sandbox, root: str) -> None:
-        self._sandbox, self._root = sandbox, root
-
-    def exec(self, cmd: str | Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None,
-             timeout: float | None = None, output_cap: int = DEFAULT_OUTPUT_CAP) -> ExecResult:
-        where = posixpath.normpath(posixpath.join(self._root, cwd or "."))  # an absolute cwd stays as it is
-        return self._sandbox.exec(cmd, cwd=where, env=env, timeout=timeout, output_cap=output_cap)
-
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self._sandbox, attr)
 
 
 class Nested:

@@ -16,6 +16,7 @@ import json
 import shlex
 
 from envs.base import Sandbox
+from envs.folder import InFolder, split_folder
 from envs.spec import Deselection
 from envs.testrun.node_output import SEP, clean, parse_node_output, parse_node_summary
 from envs.testrun.node_select import ENV, NEVER, select, test_script
@@ -33,7 +34,11 @@ def _under(test_id: str, ids: set[str]) -> bool:
 
 def collect(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
             env: dict[str, str] | None) -> tuple[int | None, str]:
-    """How many tests the test script's runner reports with `deselected` left out, none of them run."""
+    """How many tests the test script's runner reports with `deselected` left out, none of them run (in the
+    folder of a `cd FOLDER && ...` command)."""
+    folder, command = split_folder(command)
+    if folder:
+        sandbox = InFolder(sandbox, folder)  # type: ignore[assignment]
     script = test_script(sandbox, command)
     runner, via = script.runner, ""
     if runner is None and (wrapped := _wrapped_runner(sandbox)):

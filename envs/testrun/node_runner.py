@@ -6,6 +6,7 @@ it can (node_select.py); `collect` counts a suite without running it (node_colle
 from __future__ import annotations
 
 from envs.base import Sandbox
+from envs.folder import InFolder, split_folder
 from envs.spec import Deselection, TestResult, TestRun
 from envs.testrun.junit import count
 from envs.testrun.node_collect import collect
@@ -38,8 +39,11 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
         env: dict[str, str] | None) -> TestRun:
     """Run a Node.js test command with the deselected tests left out (node_select.py) and read its results;
     a non-zero exit that no failing test explains (a crash, a lint or size check after the tests) is one
-    error named after the command."""
-    selection = select(sandbox, command, deselected)
+    error named after the command. `cd FOLDER && ...` (a monorepo's package) runs all of it in that folder."""
+    folder, inner = split_folder(command)
+    if folder:
+        sandbox = InFolder(sandbox, folder)  # type: ignore[assignment]
+    selection = select(sandbox, inner, deselected)
     try:
         result = sandbox.exec(selection.command, timeout=timeout_s, env=ENV | (env or {}))
     finally:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.detect import FALLBACK, detect, get_ecosystem
-from autoinstall.ecosystems.nested import InFolder, Nested
+from autoinstall.ecosystems.nested import Nested
+from envs.folder import InFolder
 from autoinstall.ecosystems.node.diagnosis import diagnose as node_diagnose
 from autoinstall.plan.models.embedded import EmbeddedModel
 from autoinstall.survey import survey

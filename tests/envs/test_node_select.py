@@ -164,6 +164,7 @@ def test_a_wrapped_runner_is_counted_directly_with_a_note() -> None:
                                 ("^test -x", ExecResult(exit_code=1))]).start()
     assert collect_count(absent, "npm test", [], 60, None, "node")[0] is None  # its bin is not installed
 
+
 class HostSandbox:
     """The few Sandbox calls the Node runner makes, on the host, in one folder."""
 
@@ -171,9 +172,10 @@ class HostSandbox:
         self.cwd = cwd
 
     def exec(self, cmd: str, timeout: float | None = None, env: dict[str, str] | None = None,
-             **_: object) -> ExecResult:
+             cwd: str | None = None, **_: object) -> ExecResult:
         import os  # only this test double needs the host's environment
-        done = subprocess.run(cmd, shell=True, cwd=self.cwd, capture_output=True, text=True, timeout=timeout,
+        where = os.path.join(self.cwd, cwd or ".")
+        done = subprocess.run(cmd, shell=True, cwd=where, capture_output=True, text=True, timeout=timeout,
                               env={**os.environ, **(env or {})})
         return ExecResult(exit_code=done.returncode, stdout=done.stdout, stderr=done.stderr)
 
@@ -216,3 +218,19 @@ def test_vitest_results_stay_per_test_when_its_filter_skips_the_deselected_unnam
     assert run.counts["passed"] == 2 and run.exit_code == 0
     inner = shlex.split(box.commands()[-1].split("sh -c ", 1)[1])[0]
     assert inner == "vitest run -t '^(?!(?:parse three)$)' --reporter=verbose"
+
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node (the host's) for a real node:test run")
+def test_a_package_in_a_folder_is_run_and_counted_there(tmp_path) -> None:
+    app = tmp_path / "packages" / "app"  # a monorepo's package: nested plans run `cd FOLDER && ...`
+    (app / "test").mkdir(parents=True)
+    (app / "package.json").write_text(json.dumps({"scripts": {"test": "node --test"}}))
+    (app / "test" / "a.test.js").write_text(NODE_SUITE)
+    (app / "test" / "b.test.js").write_text("require('node:test')('boom', () => { throw new Error('x') });\n")
+    box = HostSandbox(str(tmp_path))
+    command = "cd packages/app && npm test --ignore-scripts"
+    run = run_tests(box, command, "node", _deselect("test/b.test.js"), 120)  # type: ignore[arg-type]
+    assert run.counts["failed"] == 0 and run.counts["passed"] == 3  # the file was hidden in the folder
+    assert (app / "test" / "b.test.js").is_file() and not list(tmp_path.rglob(f"*{HIDDEN_SUFFIX}"))
+    assert collect_count(box, command, [], 120, None, "node") == (4, "")  # type: ignore[arg-type]
