@@ -2,10 +2,21 @@
 
     uv run python bench/rollout.py [--env CATALOG_ID] [--envs 64] [--seconds 20] [--busy-seconds 10]
                                    [--think-ms 100] [--reset-samples 200] [--resetters 4] [--forks 10]
+                                   [--procs 1] [--phase staggered|lockstep] [--no-baseline]
 
-(a) every environment's thread runs a mixed tool load (read_file of a source file, search in it, edit_file,
-terminal `ls | head -5`) with a
---think-ms pause after each call: tool latency p50/p99; (b) the same load back to back: calls/s;
+(a) every environment runs a mixed tool load (read_file of a source file, search in it, edit_file, terminal
+`ls | head -5`, round and round) from a thread of its own with a --think-ms pause after each call: tool latency
+p50/p99 over every call, and how busy the machine's cores were; (b) the same load back to back: calls/s, and the
+CPU per call split between the containers, the engine (dockerd, containerd, shims), this harness and the rest of
+the machine, with the containers' CFS throttling (bench/cpuuse.py). The loads start --phase staggered
+(environment i at tool i % 4 and i/n of a pause late), not in lockstep (all at once at the same tool, so that
+every round is 64 calls of one tool: a burst of 64 `ls | head -5` every ~100 ms); same calls, same pauses, every
+sample counted. --procs N spreads the environments over N worker processes forked after they started, each
+timing its own calls, as a trainer's rollout workers would (bench/workers.py); the default is 1 (threads of
+this process) because, measured here, this harness's GIL is not what limits: it uses ~0.3 ms of CPU per call
+(~20% of one core at 750 calls/s), and 2 or 4 processes gave no more calls/s and no lower p99. With --baseline
+(the default) (a) and (b) run again the first way, in the same run: one process, lockstep (keys
+`..._1proc_lockstep`).
 (c) resets timed while the other environments run (a), during --episode-s episodes: --resetters environments reset
 in place (the default: processes killed, changed files copied back; each resets once untimed first, which starts
 the image's pristine container) and as many again, the baseline (`in_place=False`), swap to
@@ -13,8 +24,8 @@ a prestarted container, the old one's removal included; (d) fork time (`Environm
 episode changed copied into the prestarted container), alternating with the baseline `fork(copy=False)` (commit
 + a new container + its tool server); (e) memory per environment: its
 container's cgroup (RSS and page cache), its containerd shim, and this process's growth, and the CPU
-idle containers burn (container processes by cgroup RSS, shims by PSS). Prints a table, then (last line) one JSON object. Every container it starts is
-removed at the end, even on failure.
+idle containers burn (container processes by cgroup RSS, shims by PSS). Prints a table, then (last line) one
+JSON object. Every container it starts is removed at the end, even on failure.
 """
 
 from __future__ import annotations
@@ -32,12 +43,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.cpuuse import CpuSplit, container_ns, engine_s  # noqa: E402
 from bench.devset import dev_spec, find_file_command  # noqa: E402
+from bench.workers import PHASES, drive  # noqa: E402
 from envs.runtime import Environment  # noqa: E402
 
 LABELS = {"autoinstall.bench": "rollout"}
 CGROUP = Path("/sys/fs/cgroup")
 SCRATCH = "bench_scratch.txt"
+TOOLS = ("read_file", "search", "edit_file", "terminal")
 START_WORKERS = 8
 
 
@@ -77,26 +91,6 @@ def _container_mem(cid: str) -> tuple[float, float]:
     return int(stat.get("total_rss", 0)) / 2**20, int(stat.get("total_cache", 0)) / 2**20
 
 
-def _cpu_ns(cid: str) -> int:
-    try:
-        return int((CGROUP / "cpuacct/docker" / cid / "cpuacct.usage").read_text())
-    except OSError:
-        return 0
-
-
-def _engine_cpu_s() -> float:
-    """CPU seconds used so far by dockerd and containerd (what the engine spends, e.g. on disk-watch polls)."""
-    total = 0
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and (entry / "comm").read_text().strip() in ("dockerd", "containerd"):
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                total += int(fields[11]) + int(fields[12])
-        except (OSError, IndexError, ValueError):
-            continue
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 def _shim_mib(cids: set[str]) -> float:
     """PSS of the containerd shims of these containers (one process each)."""
     total = 0.0
@@ -117,21 +111,21 @@ class Load:
     """One environment's mixed tool load: read, search, edit, terminal, round and round."""
 
     def __init__(self, env: Environment, path: str) -> None:
-        self.env, self.path, self.k = env, path, 0
+        self.env, self.path, self.k, self.value = env, path, 0, 0
         self.latencies: list[float] = []
         self.by_tool: dict[str, list[float]] = {}
         self.errors: list[str] = []
 
     def prepare(self) -> None:
-        self.k = 0
+        self.k, self.value = 0, 0
         self.env.step("create_file", {"path": SCRATCH, "content": "value = 0\n", "overwrite": True})
 
     def call(self) -> None:
         k, self.k = self.k, self.k + 1
         calls = [("read_file", {"path": self.path, "start_line": 1 + k % 50, "end_line": 80 + k % 50}),
                  ("search", {"pattern": "def |class |import |func |fn ", "path": self.path}),
-                 ("edit_file", {"path": SCRATCH, "old_str": f"value = {k // 4 % 2}",
-                                "new_str": f"value = {1 - k // 4 % 2}"}),
+                 ("edit_file", {"path": SCRATCH, "old_str": f"value = {self.value}",
+                                "new_str": f"value = {1 - self.value}"}),
                  ("terminal", {"command": "ls | head -5"})]
         name, args = calls[k % 4]
         start = time.perf_counter()
@@ -141,6 +135,8 @@ class Load:
         self.by_tool.setdefault(name, []).append(ms)
         if obs.is_error:
             self.errors.append(f"{name}: {obs.output[:200]}")
+        elif name == "edit_file":
+            self.value = 1 - self.value
 
     def run(self, seconds: float, think_s: float, stop: threading.Event | None = None) -> None:
         end = time.perf_counter() + seconds
@@ -148,22 +144,6 @@ class Load:
             self.call()
             if think_s:
                 time.sleep(think_s)
-
-
-def _drive(loads: list[Load], seconds: float, think_s: float) -> tuple[list[float], float]:
-    """Run every load in its own thread; (latencies in ms, elapsed s)."""
-    for load in loads:
-        load.latencies, load.by_tool = [], {}
-    threads = [threading.Thread(target=lo.run, args=(seconds, think_s)) for lo in loads]
-    start = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - start
-    errors = [e for lo in loads for e in lo.errors]
-    assert not errors, errors[:3]
-    return [ms for lo in loads for ms in lo.latencies], elapsed
 
 
 def _resets_under_load(loads: list[Load], resetters: int, samples: int, think_s: float,
@@ -219,10 +199,10 @@ def _forks(env: Environment, n: int) -> tuple[list[float], list[float]]:
 
 def _memory(envs: list[Environment], rss_before: float, idle_s: float = 5.0) -> dict[str, float]:
     cids = [e.container_id or "" for e in envs]
-    cpu0, engine0 = [_cpu_ns(c) for c in cids], _engine_cpu_s()
+    cpu0, engine0 = [container_ns(c) for c in cids], engine_s(("dockerd", "containerd"))
     time.sleep(idle_s)
-    idle_cpu_ms = sum(_cpu_ns(c) - c0 for c, c0 in zip(cids, cpu0, strict=True)) / 1e6 / idle_s / len(cids)
-    engine_ms = (_engine_cpu_s() - engine0) * 1000 / idle_s
+    idle_cpu_ms = sum(container_ns(c) - c0 for c, c0 in zip(cids, cpu0, strict=True)) / 1e6 / idle_s / len(cids)
+    engine_ms = (engine_s(("dockerd", "containerd")) - engine0) * 1000 / idle_s
     mem = [_container_mem(c) for c in cids]
     rss = statistics.mean(m[0] for m in mem)
     cache = statistics.mean(m[1] for m in mem)
@@ -230,6 +210,41 @@ def _memory(envs: list[Environment], rss_before: float, idle_s: float = 5.0) -> 
     host = (_rss_mib() - rss_before) / len(cids)
     return {"container_rss_mib": rss, "container_cache_mib": cache, "shim_mib": shim, "host_mib": host,
             "mib_per_env": rss + shim + host, "idle_cpu_ms_per_s": idle_cpu_ms, "engine_idle_ms_per_s": engine_ms}
+
+
+def _mode(loads: list[Load], cids: list[str], a: argparse.Namespace, think: float, procs: int,
+          phase: str) -> dict[str, Any]:
+    """(a) and (b) driven from `procs` processes with loads started in `phase`; their figures."""
+    meters: list[CpuSplit] = []
+    paced, paced_s = drive(loads, a.seconds, think, procs, phase, lambda: meters.append(CpuSplit(cids)))
+    paced_cpu = meters[-1].per_call(len(paced))
+    by_tool = {name: [ms for lo in loads for ms in lo.by_tool.get(name, [])] for name in TOOLS}
+    busy, busy_s = drive(loads, a.busy_seconds, 0.0, procs, phase, lambda: meters.append(CpuSplit(cids)))
+    busy_cpu = meters[-1].per_call(len(busy))
+    return {"procs": procs, "phase": phase, "paced": paced, "by_tool": by_tool, "busy": busy,
+            "paced_util": paced_cpu["machine"] * len(paced) / 1000 / paced_s / (os.cpu_count() or 1),
+            "calls_per_s": len(busy) / busy_s, "cpu_ms_per_call": busy_cpu}
+
+
+def _mode_line(m: dict[str, Any], think_ms: float) -> str:
+    paced, busy = m["paced"], m["busy"]
+    by_tool = ", ".join(f"{k} {_pct(v, 0.99):.1f}" for k, v in m["by_tool"].items())
+    cpu = ", ".join(f"{k} {m['cpu_ms_per_call'][k]:.2f}" for k in ("containers", "engine", "harness", "other"))
+    return (f"{m['procs']} process(es), {m['phase']}:\n"
+            f"(a) paced ({think_ms:g} ms think), {len(paced)} calls: p50 {_pct(paced, 0.5):.2f} ms, "
+            f"p99 {_pct(paced, 0.99):.2f} ms, max {max(paced):.1f} ms; p99 by tool: {by_tool}; the machine's cores "
+            f"{m['paced_util']:.0%} busy\n"
+            f"(b) back to back, {len(busy)} calls: {m['calls_per_s']:,.0f} calls/s, p50 {_pct(busy, 0.5):.2f} ms, "
+            f"p99 {_pct(busy, 0.99):.2f} ms; CPU ms per call: {cpu} (machine {m['cpu_ms_per_call']['machine']:.2f}); "
+            f"CFS periods throttled: {m['cpu_ms_per_call']['throttled']} of {m['cpu_ms_per_call']['periods']}")
+
+
+def _mode_keys(m: dict[str, Any], suffix: str = "") -> dict[str, Any]:
+    return {f"tool_p50_ms_64_think{suffix}": round(_pct(m["paced"], 0.5), 2),
+            f"tool_p99_ms_64_think{suffix}": round(_pct(m["paced"], 0.99), 2),
+            f"tool_p99_ms_64_think_by_tool{suffix}": {k: round(_pct(v, 0.99), 2) for k, v in m["by_tool"].items()},
+            f"calls_per_s_64{suffix}": round(m["calls_per_s"]), f"busy_p99_ms_64{suffix}": round(_pct(m["busy"], 0.99), 2),
+            f"cpu_ms_per_call_busy{suffix}": m["cpu_ms_per_call"], f"paced_cpu_busy{suffix}": round(m["paced_util"], 3)}
 
 
 def main() -> None:
@@ -244,6 +259,11 @@ def main() -> None:
                         "place (and as many again for the baseline)")
     parser.add_argument("--episode-s", type=float, default=2.0, help="episode length between resets in (c)")
     parser.add_argument("--forks", type=int, default=10, help="forks timed in (d)")
+    parser.add_argument("--procs", type=int, default=1, help="processes driving (a) and (b), each its share of "
+                        "the environments (1, the default: threads of this process; bench/workers.py)")
+    parser.add_argument("--phase", choices=PHASES, default="staggered", help="how the loads start (bench/workers.py)")
+    parser.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run (a) and (b) the first way, for comparison: 1 process, lockstep")
     a = parser.parse_args()
     name, spec = dev_spec(a.env)
     think = a.think_ms / 1000
@@ -262,22 +282,20 @@ def main() -> None:
         for lo in loads:
             lo.prepare()
         memory = _memory(envs, rss_before)
-        paced, _ = _drive(loads, a.seconds, think)
-        paced_by_tool = {name: [ms for lo in loads for ms in lo.by_tool.get(name, [])]
-                         for name in ("read_file", "search", "edit_file", "terminal")}
-        busy, busy_s = _drive(loads, a.busy_seconds, 0.0)
+        modes = [(a.procs, a.phase)] + [(1, "lockstep")] * (a.baseline and (a.procs, a.phase) != (1, "lockstep"))
+        main_mode, *baseline = [_mode(loads, [e.container_id or "" for e in envs], a, think, procs, phase)
+                                for procs, phase in modes]
+        for lo in loads:  # worker processes moved the scratch files on
+            lo.prepare()
         resets, swaps = _resets_under_load(loads, a.resetters, a.reset_samples, think, a.episode_s)
         forks, commits = _forks(envs[-1], a.forks)
     finally:
         with ThreadPoolExecutor(START_WORKERS) as pool:
             list(pool.map(lambda e: e.close(), envs))
     load_end = os.getloadavg()[0]
-    calls_per_s = len(busy) / busy_s
     print(f"environment: {name} ({spec.image}); {a.envs} alive, started in {startup_s:.1f} s; file {path}")
-    print(f"(a) paced ({a.think_ms:g} ms think), {len(paced)} calls: p50 {_pct(paced, 0.5):.2f} ms, "
-          f"p99 {_pct(paced, 0.99):.2f} ms, max {max(paced):.1f} ms")
-    print(f"(b) back to back, {len(busy)} calls: {calls_per_s:,.0f} calls/s, p50 {_pct(busy, 0.5):.2f} ms, "
-          f"p99 {_pct(busy, 0.99):.2f} ms")
+    for m in [main_mode, *baseline]:
+        print(_mode_line(m, a.think_ms))
     print(f"(c) {len(resets)} resets in place ({a.resetters} resetting, {a.envs - 2 * a.resetters} under paced "
           f"load): p50 {_pct(resets, 0.5):.3f} s, p99 {_pct(resets, 0.99):.3f} s; baseline, {len(swaps)} swaps to "
           f"a prestarted container, teardown included: p50 {_pct(swaps, 0.5):.3f} s, p99 {_pct(swaps, 0.99):.3f} s")
@@ -290,9 +308,8 @@ def main() -> None:
           "(shared with other work)")
     out: dict[str, Any] = {
         "env": name, "envs": a.envs, "think_ms": a.think_ms, "startup_s": round(startup_s, 1),
-        "tool_p50_ms_64_think": round(_pct(paced, 0.5), 2), "tool_p99_ms_64_think": round(_pct(paced, 0.99), 2),
-        "tool_p99_ms_64_think_by_tool": {k: round(_pct(v, 0.99), 2) for k, v in paced_by_tool.items()},
-        "calls_per_s_64": round(calls_per_s), "busy_p99_ms_64": round(_pct(busy, 0.99), 2),
+        "procs": a.procs, "phase": a.phase, **_mode_keys(main_mode),
+        **{k: v for m in baseline for k, v in _mode_keys(m, "_1proc_lockstep").items()},
         "reset_p50_under_load_s": round(_pct(resets, 0.5), 3), "reset_p99_under_load_s": round(_pct(resets, 0.99), 3),
         "reset_samples": len(resets), "resetters": a.resetters, "reset_in_place": True,
         "reset_swap_p50_under_load_s": round(_pct(swaps, 0.5), 3),
