@@ -13,8 +13,8 @@ the machine, with the containers' CFS throttling (bench/cpuuse.py). The loads st
 every round is 64 calls of one tool: a burst of 64 `ls | head -5` every ~100 ms); same calls, same pauses, every
 sample counted. --procs N spreads the environments over N worker processes forked after they started, each
 timing its own calls, as a trainer's rollout workers would (bench/workers.py); the default is 1 (threads of
-this process) because, measured here, this harness's GIL is not what limits: it uses ~0.3 ms of CPU per call
-(~20% of one core at 750 calls/s), and 2 or 4 processes gave no more calls/s and no lower p99. With --baseline
+this process) because, measured here, this harness's GIL is not what limits: it uses ~0.2 ms of CPU per call
+(~20% of one core at 1,000 calls/s), and 2 or 4 processes gave no more calls/s and no lower p99. With --baseline
 (the default) (a) and (b) run again the first way, in the same run: one process, lockstep (keys
 `..._1proc_lockstep`).
 (c) resets timed while the other environments run (a), during --episode-s episodes: --resetters environments reset
