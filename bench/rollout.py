@@ -3,6 +3,7 @@
     uv run python bench/rollout.py [--env CATALOG_ID] [--envs 64] [--seconds 20] [--busy-seconds 10]
                                    [--think-ms 100] [--reset-samples 200] [--resetters 4] [--forks 10]
                                    [--procs 1] [--phase staggered|lockstep] [--no-baseline]
+                                   [--terminal-command 'ls | head -5'] [--no-builtin-baseline]
 
 (a) every environment runs a mixed tool load (read_file of a source file, search in it, edit_file, terminal
 `ls | head -5`, round and round) from a thread of its own with a --think-ms pause after each call: tool latency
@@ -16,7 +17,9 @@ timing its own calls, as a trainer's rollout workers would (bench/workers.py); t
 this process) because, measured here, this harness's GIL is not what limits: it uses ~0.2 ms of CPU per call
 (~20% of one core at 1,000 calls/s), and 2 or 4 processes gave no more calls/s and no lower p99. With --baseline
 (the default) (a) and (b) run again the first way, in the same run: one process, lockstep (keys
-`..._1proc_lockstep`).
+`..._1proc_lockstep`). With --builtin-baseline (the default) they run once more with the terminal running `:`, a
+shell builtin, so no process is started (keys `..._builtin_terminal`): what the runtime itself costs, against
+which the main figures show what the terminal's process start-ups cost on this machine.
 (c) resets timed while the other environments run (a), during --episode-s episodes: --resetters environments reset
 in place (the default: processes killed, changed files copied back; each resets once untimed first, which starts
 the image's pristine container) and as many again, the baseline (`in_place=False`), swap to
@@ -53,6 +56,10 @@ CGROUP = Path("/sys/fs/cgroup")
 SCRATCH = "bench_scratch.txt"
 TOOLS = ("read_file", "search", "edit_file", "terminal")
 START_WORKERS = 8
+TERMINAL_COMMAND = "ls | head -5"
+"""What the terminal runs in the mix: two process start-ups, as most of an agent's shell commands are."""
+BUILTIN_COMMAND = ":"
+"""The same-run diagnostic's terminal command: a shell builtin, no process started (--builtin-baseline)."""
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -110,8 +117,8 @@ def _shim_mib(cids: set[str]) -> float:
 class Load:
     """One environment's mixed tool load: read, search, edit, terminal, round and round."""
 
-    def __init__(self, env: Environment, path: str) -> None:
-        self.env, self.path, self.k, self.value = env, path, 0, 0
+    def __init__(self, env: Environment, path: str, command: str = TERMINAL_COMMAND) -> None:
+        self.env, self.path, self.command, self.k, self.value = env, path, command, 0, 0
         self.latencies: list[float] = []
         self.by_tool: dict[str, list[float]] = {}
         self.errors: list[str] = []
@@ -126,7 +133,7 @@ class Load:
                  ("search", {"pattern": "def |class |import |func |fn ", "path": self.path}),
                  ("edit_file", {"path": SCRATCH, "old_str": f"value = {self.value}",
                                 "new_str": f"value = {1 - self.value}"}),
-                 ("terminal", {"command": "ls | head -5"})]
+                 ("terminal", {"command": self.command})]
         name, args = calls[k % 4]
         start = time.perf_counter()
         obs = self.env.step(name, args)
@@ -264,6 +271,11 @@ def main() -> None:
     parser.add_argument("--phase", choices=PHASES, default="staggered", help="how the loads start (bench/workers.py)")
     parser.add_argument("--baseline", action=argparse.BooleanOptionalAction, default=True,
                         help="also run (a) and (b) the first way, for comparison: 1 process, lockstep")
+    parser.add_argument("--terminal-command", default=TERMINAL_COMMAND, help="the terminal's command in the mix")
+    parser.add_argument("--builtin-baseline", action=argparse.BooleanOptionalAction, default=True,
+                        help=f"also run (a) and (b) with the terminal running `{BUILTIN_COMMAND}` (a builtin: no "
+                        "process started), to tell the runtime's own cost from the process start-ups' (keys "
+                        "`..._builtin_terminal`)")
     a = parser.parse_args()
     name, spec = dev_spec(a.env)
     think = a.think_ms / 1000
@@ -278,13 +290,18 @@ def main() -> None:
             list(pool.map(lambda e: e.reset(), envs[: a.resetters]))  # the first in place: starts the pristine one
         startup_s = time.perf_counter() - start
         path = envs[0].step("terminal", {"command": find_file_command()}).output.splitlines()[0].strip()
-        loads = [Load(e, path) for e in envs]
+        loads = [Load(e, path, a.terminal_command) for e in envs]
         for lo in loads:
             lo.prepare()
         memory = _memory(envs, rss_before)
         modes = [(a.procs, a.phase)] + [(1, "lockstep")] * (a.baseline and (a.procs, a.phase) != (1, "lockstep"))
-        main_mode, *baseline = [_mode(loads, [e.container_id or "" for e in envs], a, think, procs, phase)
-                                for procs, phase in modes]
+        cids = [e.container_id or "" for e in envs]
+        main_mode, *baseline = [_mode(loads, cids, a, think, procs, phase) for procs, phase in modes]
+        builtin = None
+        if a.builtin_baseline:
+            for lo in loads:
+                lo.command = BUILTIN_COMMAND
+            builtin = _mode(loads, cids, a, think, a.procs, a.phase)
         for lo in loads:  # worker processes moved the scratch files on
             lo.prepare()
         resets, swaps = _resets_under_load(loads, a.resetters, a.reset_samples, think, a.episode_s)
@@ -296,6 +313,9 @@ def main() -> None:
     print(f"environment: {name} ({spec.image}); {a.envs} alive, started in {startup_s:.1f} s; file {path}")
     for m in [main_mode, *baseline]:
         print(_mode_line(m, a.think_ms))
+    if builtin is not None:
+        print(f"the same with the terminal running `{BUILTIN_COMMAND}` (no process started): "
+              + _mode_line(builtin, a.think_ms))
     print(f"(c) {len(resets)} resets in place ({a.resetters} resetting, {a.envs - 2 * a.resetters} under paced "
           f"load): p50 {_pct(resets, 0.5):.3f} s, p99 {_pct(resets, 0.99):.3f} s; baseline, {len(swaps)} swaps to "
           f"a prestarted container, teardown included: p50 {_pct(swaps, 0.5):.3f} s, p99 {_pct(swaps, 0.99):.3f} s")
@@ -310,6 +330,8 @@ def main() -> None:
         "env": name, "envs": a.envs, "think_ms": a.think_ms, "startup_s": round(startup_s, 1),
         "procs": a.procs, "phase": a.phase, **_mode_keys(main_mode),
         **{k: v for m in baseline for k, v in _mode_keys(m, "_1proc_lockstep").items()},
+        **(_mode_keys(builtin, "_builtin_terminal") if builtin is not None else {}),
+        "terminal_command": a.terminal_command,
         "reset_p50_under_load_s": round(_pct(resets, 0.5), 3), "reset_p99_under_load_s": round(_pct(resets, 0.99), 3),
         "reset_samples": len(resets), "resetters": a.resetters, "reset_in_place": True,
         "reset_swap_p50_under_load_s": round(_pct(swaps, 0.5), 3),

@@ -74,11 +74,6 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("autoinstall-home")
 
 
-def build(case: str, out: Path, home: Path, monkeypatch: pytest.MonkeyPatch, **options: object) -> EnvSpec:
-    monkeypatch.setenv("AUTOINSTALL_HOME", str(home))
-    return build_environment(str(REPOS / case), BuildOptions(out_dir=out, **options))
-
-
 class Built:
     """One fixture's build: its spec (or what the build raised) and its output folder."""
 
