@@ -302,7 +302,8 @@ def main() -> None:
             for lo in loads:
                 lo.command = BUILTIN_COMMAND
             builtin = _mode(loads, cids, a, think, a.procs, a.phase)
-        for lo in loads:  # worker processes moved the scratch files on
+        for lo in loads:  # (c) runs the real mix again; worker processes moved the scratch files on
+            lo.command = a.terminal_command
             lo.prepare()
         resets, swaps = _resets_under_load(loads, a.resetters, a.reset_samples, think, a.episode_s)
         forks, commits = _forks(envs[-1], a.forks)
