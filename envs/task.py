@@ -6,13 +6,16 @@ the runtime (envs/runtime/) read them. Pydantic models only, like envs/spec.py, 
 
     bug state     = environment image + `bug_patch` applied to WORKDIR
     solved state  = bug state + `gold_patch` applied (== the environment's verified tree)
-    reward        = every FAIL_TO_PASS and every PASS_TO_PASS test passes
+    reward        = every FAIL_TO_PASS and every PASS_TO_PASS test passes, graded on the start state plus the
+                    agent's change to product code, in a container the agent never touched (envs/grading/)
 """
 from __future__ import annotations
 
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from envs.grading.policy import Grading
 
 TASK_FORMAT = "autoinstall-task/1"
 TaskSource = Literal["history", "mutation"]
@@ -96,4 +99,7 @@ class Task(BaseModel):
     mutation: MutationInfo | None = None
     history: HistoryInfo | None = None
     validation: TaskValidation = Field(default_factory=TaskValidation)
+    grading: Grading | None = None
+    """How every surface grades an attempt (envs/grading/): what of the agent's change is taken, how the tests
+    run and are read. None: a task made before grading existed; remake it (`autoinstall tasks make ENV_ID`)."""
     created_at: str = ""

@@ -15,6 +15,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from envs.base import Sandbox, SandboxFactory
+from envs.grading.policy import GradingRules
 from envs.spec import Diagnosis, Evidence, Plan, Repair, Step
 
 Log = Callable[[str], None]
@@ -144,6 +145,9 @@ class Ecosystem(Protocol):
     """Environment variables that make the installer find packages in STUB_DIR."""
     pin_env: tuple[str, ...]
     """Variables the replay Dockerfile points at the constraints file (empty: nothing is pinned)."""
+    grading: GradingRules
+    """What of an agent's change to a task belongs to the task, not to the fix: test files and data, test and
+    runner configuration, manifests, build output, what shadows an import (envs/grading/policy.py)."""
 
     def stub(self, distribution: str, import_name: str, output: str) -> tuple[str, bytes]:
         """A stand-in package for a dependency no registry has: (file name, bytes), put in STUB_DIR."""

@@ -12,6 +12,7 @@ from autoinstall.ecosystems.python import PythonEcosystem
 from autoinstall.ecosystems.rust import RustEcosystem
 from autoinstall.ecosystems.subprojects import choice_notes, choose, find_subprojects
 from envs.base import SandboxFactory
+from envs.grading.policy import GradingRules
 from envs.spec import MAX_STEPS, Plan
 
 PYTHON: Ecosystem = PythonEcosystem()
@@ -82,6 +83,14 @@ class Accompanied:
     @property
     def toolchains(self) -> tuple[str, ...]:
         return self._preferred(tuple(self.lead.toolchains))
+
+    @property
+    def grading(self) -> GradingRules:
+        """The lead's rules and every companion's (a crate's tests and manifests are the task's too)."""
+        rules = self.lead.grading
+        for companion in self.companions:
+            rules = rules.merged(companion.grading)
+        return rules
 
     def propose(self, facts: Facts, repo: Path, toolchains: tuple[str, ...]) -> Plan:
         plan = self.lead.propose(facts, repo, self._preferred(toolchains or self.lead.toolchains))

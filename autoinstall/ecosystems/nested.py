@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from autoinstall.ecosystems.base import Ecosystem, Facts, Log, RepairContext
 from envs.base import Sandbox, SandboxFactory
 from envs.folder import InFolder
+from envs.grading.policy import GradingRules
 from envs.spec import Evidence, Plan, Repair, Step
 
 SEPARATOR = "@"
@@ -62,6 +63,11 @@ class Nested:
     @property
     def toolchains(self) -> tuple[str, ...]:
         return tuple(self.inner.toolchains)
+
+    @property
+    def grading(self) -> GradingRules:
+        """The inner rules, its root-anchored patterns also in the folder."""
+        return self.inner.grading.in_folder(self.root)
 
     def detect(self, repo: Path) -> bool:
         return self.inner.detect(Path(repo) / self.root)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 from autoinstall.errors import AutoinstallError
 from autoinstall.tasks import coverage
 from autoinstall.tasks.candidate import Candidate
+from autoinstall.tasks.grading import grading_for
 from autoinstall.tasks.history import HistoryFunnel, history_candidates
 from autoinstall.tasks.mutation import mutations
 from autoinstall.tasks.statement import problem_statement
@@ -31,8 +32,10 @@ from envs.base import Sandbox, SandboxFactory
 from envs.catalog import Catalog, EnvRecord
 from envs.errors import ImageNotFoundError
 from envs.export.common import repo_name
+from envs.grading.policy import Grading
 from envs.spec import EnvSpec
 from envs.task import Task, TaskSource, TaskValidation
+from envs.testrun.grading import NotGradable
 
 KINDS: tuple[TaskSource, ...] = ("history", "mutation")
 WARM_RUNNERS = ("go", "cargo")
@@ -208,7 +211,12 @@ def _search_all(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Su
         if not validation.valid:
             dropped["failed validation"] += 1
             continue
-        report.tasks.append(build_task(candidate, verdict, validation, record, spec, suite))
+        try:
+            grading = grading_for(spec, suite, sandbox, [*verdict.fail_to_pass, *verdict.pass_to_pass], timeout_s)
+        except NotGradable:
+            dropped["not gradable by test id"] += 1
+            continue
+        report.tasks.append(build_task(candidate, verdict, validation, record, spec, suite, grading))
         report.task_seconds.append(round(since, 2))
         since = 0.0
         history_kept += candidate.kind == "history"
@@ -259,7 +267,7 @@ def _describe(candidate: Candidate) -> str:
 
 
 def build_task(candidate: Candidate, verdict: Verdict, validation: TaskValidation, record: EnvRecord,
-               spec: EnvSpec, suite: Suite) -> Task:
+               spec: EnvSpec, suite: Suite, grading: Grading | None = None) -> Task:
     """The Task record of a validated candidate."""
     repo = repo_name(spec.source)
     slug = repo.replace("/", "__")
@@ -272,4 +280,4 @@ def build_task(candidate: Candidate, verdict: Verdict, validation: TaskValidatio
         FAIL_TO_PASS=verdict.fail_to_pass, PASS_TO_PASS=verdict.pass_to_pass, test_command=suite.command,
         test_runner=suite.runner, env=dict(suite.env), fix_files=len(candidate.files),
         fix_lines=candidate.fix_lines, mutation=candidate.mutation, history=candidate.history,
-        validation=validation, created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+        validation=validation, grading=grading, created_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))

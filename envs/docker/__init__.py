@@ -17,6 +17,7 @@ from envs.docker.engine import (
     KIND_LABEL,
     PROXY_VARS,
     SNAPSHOT_REPO,
+    TASK_KIND,
     check_engine,
     connect,
     engine_gone,
@@ -37,7 +38,7 @@ from envs.docker.registry import pull_image, push_image, registry_ref
 from envs.docker.sandbox import DockerSandbox, interrupt_sandboxes
 
 __all__ = [
-    "CA_ENV", "CA_PATH", "HOST_CA_BUNDLE", "KIND_LABEL", "PROXY_VARS", "SNAPSHOT_REPO", "CleanupReport", "DockerFactory", "DockerSandbox", "DockerSandboxConfig",
+    "CA_ENV", "CA_PATH", "HOST_CA_BUNDLE", "KIND_LABEL", "PROXY_VARS", "SNAPSHOT_REPO", "TASK_KIND", "CleanupReport", "DockerFactory", "DockerSandbox", "DockerSandboxConfig",
     "build_image", "check_engine", "cleanup", "connect", "engine_gone", "image_labels", "import_rootfs",
     "interrupt_sandboxes", "list_images", "pull_image", "push_image", "registry_ref", "remove_image", "save_images", "try_pull",
 ]

@@ -25,6 +25,8 @@ CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL"]
 """Capabilities kept: what apt (privilege drop to _apt) and pip need; everything else is dropped."""
 SNAPSHOT_REPO = "autoinstall-snapshot"
 KIND_LABEL = f"{LABEL}.kind"
+TASK_KIND = "task"
+"""KIND_LABEL of a task's start image (envs/grading/image.py): rebuildable from its task, removed with its parent."""
 OWNER_LABEL = f"{LABEL}.owner"
 """host:pid:engine of the process that made a container, snapshot or cache layer: `cleanup` leaves those of
 another process that still runs alone (a concurrent build), and removes those whose process is gone."""

@@ -72,6 +72,37 @@ class FilesMixin:
                     raise FileNotFoundError(msg)
                 return reader.read()
 
+    def copy_tree_to(self, src: str, target: FilesMixin, dest: str, keep: Callable[[tarfile.TarInfo], bool],
+                     cap_bytes: int) -> tuple[int, list[str]]:
+        """Copy the tree at `src` into `target`'s container under `dest` (which must exist), engine to engine:
+        the archive is only ever parsed here, never extracted on this host. Members `keep` refuses are left
+        out; only regular files, folders and links are carried. Returns (bytes carried, notes).
+
+        Raises:
+            FileNotFoundError: `src` does not exist.
+            ValueError: the kept members pass `cap_bytes`.
+        """
+        notes: list[str] = []
+        total = 0
+        with tempfile.TemporaryFile() as raw, tempfile.TemporaryFile() as out:
+            self._archive(src, raw)
+            with tarfile.open(fileobj=raw, mode="r|") as tar, tarfile.open(fileobj=out, mode="w") as kept:
+                for member in tar:
+                    if not (member.isfile() or member.isdir() or member.issym() or member.islnk()):
+                        notes.append(f"{member.name}: not a file, folder or link: left out")
+                        continue
+                    if not keep(member):
+                        continue
+                    total += member.size if member.isfile() else 0
+                    if total > cap_bytes:
+                        msg = f"{src} holds more than {cap_bytes // (1024 * 1024)} MiB to carry over"
+                        raise ValueError(msg)
+                    kept.addfile(member, tar.extractfile(member) if member.isfile() else None)
+            out.seek(0)
+            with target._engine("put"):
+                target._api.put_archive(target._cid, target._path(dest), out)
+        return total, notes
+
     def get(self, src: str, dest: Path) -> None:
         """Copy a file or directory out to `dest` (merged into an existing directory)."""
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from envs.docker.engine import (
     _ENGINE_ERRORS,
     KIND_LABEL,
     SNAPSHOT_REPO,
+    TASK_KIND,
     connect,
     engine_gone,
     owned_by_another_live_process,
@@ -48,7 +49,8 @@ def cleanup(
 
     Args:
         dry_run: only list what would be removed.
-        labels: narrow to containers/images that also carry these labels.
+        labels: narrow to containers/images that also carry these labels; then the task start images built
+            from those images (which inherit their labels) go too.
         base_url: engine address (default DOCKER_HOST or the local socket).
 
     Returns:
@@ -70,9 +72,11 @@ def cleanup(
             if not dry_run:
                 _try(report, lambda cid=c["Id"]: api.remove_container(cid, force=True, v=True))
         snapshots = api.images(all=True, filters={"label": [f"{KIND_LABEL}=snapshot", *extra]})
-        for img in sorted(snapshots, key=lambda i: i.get("Created", 0), reverse=True):
+        starts = api.images(filters={"label": [f"{KIND_LABEL}={TASK_KIND}", *extra]}) if extra else []
+        for img in sorted(starts + snapshots, key=lambda i: i.get("Created", 0), reverse=True):  # children first
             tags = [t for t in img.get("RepoTags") or [] if t != "<none>:<none>"]
-            if any(not t.startswith(f"{SNAPSHOT_REPO}:") for t in tags):
+            start = (img.get("Labels") or {}).get(KIND_LABEL) == TASK_KIND
+            if not start and any(not t.startswith(f"{SNAPSHOT_REPO}:") for t in tags):
                 continue
             if owned_by_another_live_process(img.get("Labels")):
                 report.left_alone.append(img["Id"])

@@ -2,13 +2,13 @@
 
     instruction.md           the problem statement (the repository named by owner/name, never a host path)
     task.toml                limits from the environment's record, agent as a non-root user, verifier offline
-    environment/Dockerfile   the environment image with bug.patch applied (envs/export/bugstate.py)
-    tests/test.sh            FAIL_TO_PASS + PASS_TO_PASS (tests/selected.txt); reward 1 when all pass, else 0
+    environment/             the task's start image (envs/grading/image.py): Dockerfile, bug.patch, grader/
+    tests/test.sh            runs the grader: reward 1 when every FAIL_TO_PASS and PASS_TO_PASS test passes
     solution/solve.sh        applies solution/gold.patch
 
 The verifier runs in a separate container built from the same environment/, with the agent's workdir restored
-into it (Harbor's artifacts), so only what the agent changed there is graded; the task's test files are put
-back from the image's copy first, so changing them gains nothing.
+into it (Harbor's artifacts, dependencies and build output left out); the grader (as root) keeps only the
+agent's change to product code and runs the tests as the unprivileged test user (envs/grading/kit/).
 """
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from typing import Any
 
 from envs.base import Limits
 from envs.export import bugstate
-from envs.export.common import ExportOptions, format_version, verification_counts
-from envs.export.harbor import SCORER, TEMPLATES, _script, _template, test_script, to_toml
+from envs.export.common import ExportError, ExportOptions, format_version, verification_counts
+from envs.export.harbor import _script, _template, to_toml
 from envs.export.tasks import TaskEntry
-from envs.runtime import PLUGIN, PLUGIN_SOURCE
+from envs.grading.image import GRADE
 
 
 def _values(te: TaskEntry) -> dict[str, str]:
@@ -44,11 +44,18 @@ def task_config(te: TaskEntry, options: ExportOptions, limits: Limits | None = N
     runs = spec.verification.runs if spec.verification else []
     test_s = max((r.duration_s for r in runs), default=0.0)
     agent: dict[str, Any] = {"timeout_sec": 1800.0}
+    grading = bugstate.grading(te)
     if options.agent_user:
+        if options.agent_user != grading.user:
+            msg = (f"the agent of task {task.instance_id} can run as root or as its test user {grading.user!r} "
+                   f"(who owns the workdir in the task image), not as {options.agent_user!r}; pass "
+                   f"--agent-user {grading.user} or --agent-user root")
+            raise ExportError(msg)
         agent["user"] = options.agent_user
+    rules = grading.rules
     return {
         "schema_version": "1.4",
-        "artifacts": [task.workdir],
+        "artifacts": [{"source": task.workdir, "exclude": list(rules.untransferred)}],
         "task": {"name": f"autoinstall/{te.slug}", "description": f"{task.repo}: {task.kind} task",
                  "keywords": ["autoinstall", "task", task.kind]},
         "metadata": {
@@ -73,16 +80,12 @@ def write_task(te: TaskEntry, image: str, dest: Path, options: ExportOptions) ->
     shutil.rmtree(tmp, ignore_errors=True)
     for sub in ("tests", "solution"):
         (tmp / sub).mkdir(parents=True)
-    task = te.task
+    task, grading = te.task, bugstate.grading(te)
     (tmp / "instruction.md").write_text(instruction(te))
     (tmp / "task.toml").write_text(to_toml(task_config(te, options)))
-    bugstate.write_context(tmp / "environment", te, image, "harbor", agent_user=options.agent_user)
-    (tmp / "tests" / "selected.txt").write_text("".join(t + "\n" for t in te.tests))
-    (tmp / "tests" / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE)
-    shutil.copy(TEMPLATES / SCORER, tmp / "tests" / SCORER)
-    _script(tmp / "tests" / "test.sh", test_script(te.entry, te.tests, require_all=True,
-                                                   command=task.test_command, env=task.env,
-                                                   prepare=bugstate.restore_tests(te)))
+    bugstate.write_context(tmp / "environment", te, image)
+    _script(tmp / "tests" / "test.sh", _template("test-task.sh").substitute(
+        _values(te), grade=GRADE, user=grading.user))
     (tmp / "solution" / "gold.patch").write_text(task.gold_patch)
     _script(tmp / "solution" / "solve.sh", _template("solve-task.sh").substitute(_values(te)))
     shutil.rmtree(dest, ignore_errors=True)
@@ -90,7 +93,12 @@ def write_task(te: TaskEntry, image: str, dest: Path, options: ExportOptions) ->
 
 
 def write(tasks: list[TaskEntry], out: Path, refs: dict[str, str], options: ExportOptions) -> list[str]:
-    """One task directory per task under OUT; returns their names."""
+    """One task directory per task under OUT; returns their names.
+
+    Raises:
+        ExportError: a task has no grading record (made before tasks were graded; remake it).
+    """
+    bugstate.check(tasks)
     for te in tasks:
         write_task(te, refs[te.task.image], out / te.slug, options)
     return [te.slug for te in tasks]

@@ -24,10 +24,11 @@ from envs.runtime.episode import (
     reset_in_place,
     start_episode,
 )
+from envs.runtime.grade import TaskGrader
 from envs.runtime.restore import HostView, Pristine
 from envs.runtime.reward import Reward, run_reward, write_plugin
 from envs.runtime.spec import RuntimeSpec
-from envs.runtime.taskstate import apply_bug, task_reward
+from envs.runtime.taskstate import apply_bug
 from envs.task import Task
 from tools.profiles import get_profile
 from tools.session import DEFAULT_CALL_TIMEOUT_S, ToolSession
@@ -109,6 +110,7 @@ class Environment:
         self._episode = 0
         self._plugin_ready = False
         self._task: Task | None = None
+        self._grader: TaskGrader | None = None
         self.in_place = in_place
         self._pristine: Future[HostView | None] | None = None
         self._view: tuple[str | None, HostView | None] = (None, None)
@@ -160,6 +162,7 @@ class Environment:
             assert sandbox is not None
             self._task = task or self.spec.task
             if self._task is not None:
+                self._task_grader(self._task).prestart()
                 apply_bug(sandbox, self._task, self.spec.workdir)
             self._episode += 1
             return {
@@ -200,7 +203,10 @@ class Environment:
         )
 
     def reward(self, tests: list[str] | None = None, *, timeout_s: float | None = None) -> Reward:
-        """Run the verification tests in the episode's container and score them.
+        """Run the verification tests in the episode's container and score them; a task's episode is graded
+        in a fresh container of the task's start image instead (envs/runtime/grade.py): only the agent's
+        change to product code counts there, and the value is 1.0 when every FAIL_TO_PASS and PASS_TO_PASS
+        test passes, else 0.0.
 
         Args:
             tests: pytest node ids (or files, classes) to run; None = the spec's `tests`; [] = all.
@@ -216,7 +222,7 @@ class Environment:
         """
         sandbox = self._running()[0]
         if self._task is not None and tests is None:
-            return task_reward(sandbox, self.spec, self._task, timeout_s, lambda: self._install_plugin(sandbox))
+            return self._task_grader(self._task).grade(sandbox, timeout_s)
         selection = self.spec.tests if tests is None else tests
         return run_reward(sandbox, self.spec, selection, timeout_s, lambda: self._install_plugin(sandbox))
 
@@ -278,6 +284,8 @@ class Environment:
                 end_episode(self._take())
                 end_episode(self._take_spare())
                 self._release_pristine()
+                if self._grader is not None:
+                    self._grader.close()
             finally:
                 removing, self._removing = self._removing, []
                 errors = [e for e in (f.exception() for f in removing) if e is not None]
@@ -330,6 +338,15 @@ class Environment:
             if not self._plugin_ready:
                 write_plugin(sandbox)
                 self._plugin_ready = True
+
+    def _task_grader(self, task: Task) -> TaskGrader:
+        """The grader of `task`'s episodes (one at a time; UngradableTaskError without a grading record)."""
+        with self._lock:
+            if self._grader is None or self._grader.task is not task:
+                if self._grader is not None:
+                    self._grader.close()
+                self._grader = TaskGrader(task, self.spec, self.labels, self.base_url)
+            return self._grader
 
     def _start_episode(self) -> Episode:
         return start_episode(self.spec, self.labels, self.base_url, self.call_timeout, self.terminal)

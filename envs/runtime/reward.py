@@ -13,28 +13,11 @@ from envs.base import Sandbox
 from envs.runtime.spec import RuntimeSpec
 from envs.spec import TestResult
 from envs.testrun import run_tests
+from envs.testrun.pytest_runner import SELECT_PLUGIN, SELECT_PLUGIN_SOURCE
 
 PLUGIN_DIR = "/var/tmp/autoinstall-reward"
-PLUGIN = "autoinstall_reward_select"
-PLUGIN_SOURCE = '''"""Keeps only the tests named (exactly or by prefix) in the file $AUTOINSTALL_SELECT."""
-import os
-
-
-def selects(entry, node):
-    return node == entry or node.startswith((entry + "::", entry + "/", entry + "["))
-
-
-def pytest_collection_modifyitems(session, config, items):
-    path = os.environ.get("AUTOINSTALL_SELECT")
-    if not path:
-        return
-    with open(path) as f:
-        want = [w.strip() for w in f.read().splitlines() if w.strip()]
-    keep = [i for i in items if any(selects(w, i.nodeid) for w in want)]
-    if len(keep) != len(items):
-        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
-        items[:] = keep
-'''
+PLUGIN = SELECT_PLUGIN
+PLUGIN_SOURCE = SELECT_PLUGIN_SOURCE
 """A pytest plugin put in the container to run only a selection, whatever the test command's paths."""
 
 
@@ -69,6 +52,14 @@ class Reward(BaseModel):
     duration_s: float
     collection_ok: bool = True
     output_tail: str = ""
+    problems: list[str] = Field(default_factory=list)
+    """A task's grade: why the run's results were not trusted (each one makes the value 0)."""
+    dropped: list[str] = Field(default_factory=list)
+    """A task's grade: the parts of the agent's change left out, each with why (they belong to the task)."""
+    grade_s: float = 0.0
+    """A task's grade: seconds for the whole grading (copying the workdir, the fresh container, the tests)."""
+    carried_bytes: int = 0
+    notes: list[str] = Field(default_factory=list)
 
 
 def score(results: list[TestResult], selection: list[str]) -> tuple[int, int, list[TestOutcome]]:

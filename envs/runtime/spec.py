@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,7 +12,8 @@ from envs.base import Limits
 from envs.spec import Deselection, EnvSpec, TestRunner
 from envs.task import Task
 
-RUNNERS = ("pytest", "unittest", "custom", "none")
+RUNNERS = get_args(TestRunner)
+"""Every runner envs/testrun knows (a task's is graded by envs/grading whatever it is)."""
 
 
 class RuntimeSpec(BaseModel):

@@ -16,33 +16,13 @@ import re
 import shlex
 
 from envs.base import Sandbox
-from envs.spec import Deselection, Outcome, TestResult, TestRun
+from envs.grading.kit.parsers import libtest
+from envs.spec import Deselection, TestResult, TestRun
+from envs.testrun.convert import last_per_id
 from envs.testrun.junit import count
 
 _CARGO_TEST = re.compile(r"\bcargo\s+(?:\+\S+\s+)?test\b")
-_RUNNING = re.compile(r"^\s*Running (?:unittests )?(?P<src>\S+) \((?P<exe>[^)]+)\)\s*$")
-_DOC = re.compile(r"^\s*Doc-tests (?P<crate>\S+)\s*$")
-_RESULT = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<status>ok|FAILED|ignored(?:, .*)?|bench:.*)$")
-_FAILURE_HEAD = re.compile(r"^---- (?P<name>.+) (?:stdout|stderr) ----$")
-_NOT_COMPILED = re.compile(r'^error: could not compile `(?P<crate>[^`]+)`(?: \((?P<what>[^)]*)\))?')
 _LISTED = re.compile(r"^(?P<name>.+): test$")
-_OUTCOMES: dict[str, Outcome] = {"ok": "passed", "FAILED": "failed", "ignored": "skipped"}
-
-
-def _kind(src: str) -> str:
-    """What a `Running` line's source path is: lib, bin, test, bench or example."""
-    if "tests/" in src.replace("\\", "/"):
-        return "test"
-    for folder, kind in (("benches/", "bench"), ("examples/", "example"), ("src/bin/", "bin")):
-        if folder in src:
-            return kind
-    return "bin" if src.endswith("main.rs") else "lib"
-
-
-def _binary(exe: str) -> str:
-    """`target/debug/deps/rust_crate-a91d78377caf60ce` -> `rust_crate`."""
-    stem = exe.rstrip("/").rsplit("/", 1)[-1]
-    return re.sub(r"-[0-9a-f]{8,}(?:\.exe)?$", "", stem)
 
 
 def cargo_test_command(command: str, deselected: list[Deselection]) -> str:
@@ -57,58 +37,9 @@ def cargo_test_command(command: str, deselected: list[Deselection]) -> str:
 
 
 def parse_libtest(output: str) -> list[TestResult]:
-    """Per-test results from `cargo test`'s output (stdout and stderr merged, in order), failure messages
-    from the `---- name stdout ----` sections; targets that did not compile become errors."""
-    results: dict[str, TestResult] = {}
-    prefix, section, lines = "", "", []
-    messages: dict[str, str] = {}
-
-    def close() -> None:
-        if section:
-            messages[f"{prefix}::{section}"] = "\n".join(lines).strip()[-2000:]
-
-    for line in output.splitlines():
-        if m := _RUNNING.match(line):
-            close()
-            prefix, section = f"{_binary(m['exe'])}-{_kind(m['src'])}", ""
-        elif m := _DOC.match(line):
-            close()
-            prefix, section = f"{m['crate']}-doc", ""
-        elif (m := _RESULT.match(line)) and prefix:
-            status = m["status"].split(",", 1)[0]
-            outcome = _OUTCOMES.get(status, "passed")
-            reason = m["status"].split(", ", 1)[1] if ", " in m["status"] else ""
-            test_id = f"{prefix}::{m['name']}"
-            results[test_id] = TestResult(test_id=test_id, outcome=outcome, message=reason)
-        elif m := _FAILURE_HEAD.match(line):
-            close()
-            section, lines = m["name"], []
-        elif section and (line.startswith(("failures:", "test result:")) or line == "failures:"):
-            close()
-            section = ""
-        elif section:
-            lines.append(line)
-        elif m := _NOT_COMPILED.match(line):
-            name = _uncompiled(m["crate"], m["what"] or "lib")
-            results[name] = TestResult(test_id=name, outcome="error", message=_compile_errors(output))
-    close()
-    for test_id, message in messages.items():
-        if test_id in results and results[test_id].outcome == "failed":
-            results[test_id].message = message
-    return list(results.values())
-
-
-def _uncompiled(crate: str, what: str) -> str:
-    """`could not compile `a-b` (test "api")` -> `api-test`; `(lib test)` -> `a_b-lib`: the id prefix its
-    tests would have had (artifact names use underscores)."""
-    quoted = re.search(r'"([^"]+)"', what)
-    return f"{(quoted[1] if quoted else crate).replace('-', '_')}-{what.split(' ', 1)[0]}"
-
-
-def _compile_errors(output: str) -> str:
-    """The `error[...]` blocks of a failed compilation, shortened."""
-    found = re.findall(r"^error(?:\[E\d+\])?: .*(?:\n(?!error|warning).*)*", output, re.MULTILINE)
-    return "\n".join(found)[-2000:]
+    """Per-test results from `cargo test`'s output (stdout and stderr merged, in order), failure messages from
+    the `---- name stdout ----` sections; targets that did not compile become errors."""
+    return last_per_id(libtest.parse(output))
 
 
 def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,

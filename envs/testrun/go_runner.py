@@ -7,11 +7,12 @@ import re
 import shlex
 
 from envs.base import Sandbox
-from envs.spec import Deselection, Outcome, TestResult, TestRun
+from envs.grading.kit.parsers import gotest
+from envs.spec import Deselection, TestResult, TestRun
+from envs.testrun.convert import models
 from envs.testrun.junit import count
 
 _GO_TEST = re.compile(r"\bgo test\b")
-_GO_OUTCOMES: dict[str, Outcome] = {"pass": "passed", "fail": "failed", "skip": "skipped"}
 
 
 def go_test_command(command: str, deselected: list[Deselection]) -> str:
@@ -29,54 +30,10 @@ def go_test_command(command: str, deselected: list[Deselection]) -> str:
     return _GO_TEST.sub(lambda m: " ".join([m.group(0), *flags]), command, count=1) if flags else command
 
 
-def _go_message(lines: list[str]) -> str:
-    kept = "".join(ln for ln in lines if not ln.startswith(("=== RUN", "=== PAUSE", "=== CONT")))
-    return kept.strip()[-2000:]
-
-
 def parse_go_test_json(output: str) -> list[TestResult]:
-    """Per-test results from `go test -json` events, ids `import/path::TestName/subtest`. A package that
-    fails with no failing test of its own (build failure, panic in init or TestMain, timeout) is one error
-    named by its import path; a test that started and never ended there is an error too."""
-    results: dict[str, TestResult | None] = {}
-    logs: dict[str, list[str]] = {}
-    package_logs: dict[str, list[str]] = {}
-    build_logs: dict[str, list[str]] = {}
-    failed_packages: dict[str, str] = {}
-    for line in output.splitlines():
-        if not line.startswith("{"):
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        action, package, test = event.get("Action"), event.get("Package"), event.get("Test")
-        if action == "build-output":
-            build_logs.setdefault(event.get("ImportPath", ""), []).append(event.get("Output", ""))
-        elif package and test:
-            test_id = f"{package}::{test}"
-            results.setdefault(test_id, None)
-            if action == "output":
-                logs.setdefault(test_id, []).append(event.get("Output", ""))
-            elif action in _GO_OUTCOMES:
-                outcome = _GO_OUTCOMES[action]
-                message = "" if outcome == "passed" else _go_message(logs.get(test_id, []))
-                results[test_id] = TestResult(test_id=test_id, outcome=outcome, message=message,
-                                              duration_s=float(event.get("Elapsed") or 0))
-        elif package and action == "output":
-            package_logs.setdefault(package, []).append(event.get("Output", ""))
-        elif package and action == "fail":
-            failed_packages[package] = event.get("FailedBuild", "")
-    out = []
-    for test_id, result in results.items():
-        if result is None:  # started, never ended: the package died under it
-            result = TestResult(test_id=test_id, outcome="error", message=_go_message(logs.get(test_id, [])))
-        out.append(result)
-    for package, build in failed_packages.items():
-        if not any(r.test_id.startswith(package + "::") and r.outcome in ("failed", "error") for r in out):
-            message = _go_message(build_logs.get(build, []) if build else package_logs.get(package, []))
-            out.append(TestResult(test_id=package, outcome="error", message=message or f"{package} failed"))
-    return out
+    """Per-test results from `go test -json` events, ids `import/path::TestName/subtest` (see
+    envs/grading/kit/parsers/gotest.py: a failed package with no failing test is one error)."""
+    return models(gotest.parse(output))
 
 
 def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,

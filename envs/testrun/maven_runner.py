@@ -9,10 +9,11 @@ parameterized case of it), an id without `#` its whole class, in every module.
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 
 from envs.base import Sandbox
-from envs.spec import Deselection, Outcome, TestResult, TestRun
+from envs.grading.kit.parsers import surefire
+from envs.spec import Deselection, TestResult, TestRun
+from envs.testrun.convert import last_per_id
 from envs.testrun.junit import count
 
 REPORTS = "target/surefire-reports"
@@ -26,7 +27,6 @@ READ = (f"find . -path '*/{REPORTS}/TEST-*.xml' -type f 2>/dev/null | sort | "
 report's bytes)."""
 READ_CAP = 256 * 1024 * 1024
 """A large suite's reports run to megabytes: past the default output cap their middle would be dropped."""
-_HEADER = re.compile(r"^==> (?P<path>.+) <==$", re.MULTILINE)
 _METHOD_END = re.compile(r"[(\[]")
 
 
@@ -47,35 +47,10 @@ def maven_test_command(command: str, deselected: list[Deselection]) -> str:
     return f"{CLEAN}{command} 2>&1"
 
 
-def _outcome(case: ET.Element) -> tuple[Outcome, str]:
-    for child in case:
-        if child.tag in ("failure", "error", "skipped"):
-            outcome: Outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[child.tag]  # type: ignore[assignment]
-            message = ((child.get("message") or "") + "\n" + (child.text or "")).strip()
-            return outcome, message[:2000]
-    return "passed", ""
-
-
 def parse_surefire_reports(text: str) -> list[TestResult]:
     """Per-test results from Surefire's TEST-*.xml reports, concatenated under `==> path <==` headers (as
     READ prints them). A report that is not XML (a crashed fork's half-written file) is skipped."""
-    results: dict[str, TestResult] = {}
-    bodies = _HEADER.split(text)
-    for body in bodies[2::2]:
-        body = body.strip()
-        if not body:
-            continue
-        try:
-            root = ET.fromstring(body)
-        except ET.ParseError:
-            continue
-        for case in root.iter("testcase"):
-            classname = case.get("classname") or root.get("name") or ""
-            test_id = f"{classname}#{case.get('name', '')}"
-            outcome, message = _outcome(case)
-            results[test_id] = TestResult(test_id=test_id, outcome=outcome, message=message,
-                                          duration_s=float(case.get("time") or 0))
-    return list(results.values())
+    return last_per_id(surefire.parse(text))
 
 
 def _run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,

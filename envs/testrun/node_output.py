@@ -1,173 +1,26 @@
-"""Per-test results from what Node.js test runners print: TAP (node:test, node-tap, tape) and the marked
-lines of the spec-like reporters (mocha's spec, jest --verbose, vitest's verbose, node:test's spec, ava),
-ids `file > suite > test` as far as the output names them."""
+"""Per-test results from what Node.js test runners print: TAP (node:test, node-tap, tape) and the marked lines
+of the spec-like reporters, ids `file > suite > test` (the parsing: envs/grading/kit/parsers/node.py)."""
 from __future__ import annotations
 
-import re
-
-from envs.spec import Outcome, TestResult
-
-SEP = " > "
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_TAP_LINE = re.compile(r"^(?P<indent>\s*)(?P<not>not )?ok \d+(?: - |\s+)?(?P<name>.*?)"
-                       r"(?:\s+#\s*(?P<directive>SKIP|TODO|skip|todo)\b.*)?$")
-_TIME = re.compile(r"\s*#\s*time=\S+$|\s+\(\d+(?:\.\d+)?\s*m?s\)$|\s+\d+(?:\.\d+)?\s*m?s$|\s+\[\w+\]$")
-_MARK = re.compile(r"^(?P<indent>\s*)(?P<mark>[✓✔√]|[✕✖×✗✘]|\d+\)|○|↓|﹣|-|✎)\s+(?P<name>\S.*)$")
-_PASSED, _FAILED = set("✓✔√"), set("✕✖×✗✘")
-_NOT_SUITES = ("at ", "Error", "{", "[", "#", "> ", "ℹ", "→")
-"""Plain lines that are never a suite's name: stack frames, errors, data, comments, npm's script banner,
-node:test's summary, vitest's failure reasons."""
-_PROGRESS = re.compile(r"^[•✘✓✔✖·.\s]*(?:\(\d+ / \d+\))?$")
-_FILE_HEADER = re.compile(r"^\s*(?:PASS|FAIL)\s+(?P<file>\S+)")
-_VITEST_FILE = re.compile(r"^\s*[✓❯×↓]\s+(?P<file>\S+\.[cm]?[jt]sx?)\s+\(\d+ tests?\b")
-"""vitest's line per file (` ❯ src/a.spec.ts (101 tests | 15 failed) 36654ms`): its tests' lines name
-their suites themselves (`suite > test`), so no plain line is a suite after one."""
-_END_OF_LISTING = re.compile(r"^\s*\d+ passing \(|^\s*✖ failing tests:|^\s*Summary of all failing tests|"
-                             r"^\s*⎯+ Failed Tests|^\s*Failures:\s*$")
-
-
-def clean(output: str) -> str:
-    return _ANSI.sub("", output).replace("\r\n", "\n")
-
-
-def _name(text: str) -> str:
-    return _TIME.sub("", text.strip().removeprefix("▶ ")).strip()
-
-
-def _tap_message(lines: list[str], start: int, indent: int) -> str:
-    """The YAML block (`---` ... `...`) under a `not ok` line, if any."""
-    if start >= len(lines) or lines[start].strip() != "---":
-        return ""
-    body = []
-    for line in lines[start + 1:start + 200]:
-        if line.strip() == "...":
-            break
-        body.append(line[indent + 2:] if len(line) > indent + 2 else line.strip())
-    return "\n".join(body)[-2000:]
+from envs.grading.kit.parsers import node
+from envs.grading.kit.parsers.node import SEP, clean, looks_like_tap, parse_node_summary
+from envs.spec import TestResult
+from envs.testrun.convert import models
 
 
 def parse_tap(output: str) -> list[TestResult]:
-    """Leaf tests of (nested) TAP: a result line whose deeper result lines came just before it is their
-    suite, so they are named under it; a failing suite none of whose tests failed is one error itself."""
-    lines = clean(output).splitlines()
-    buffers: dict[int, list[TestResult]] = {}
-    for number, line in enumerate(lines):
-        m = _TAP_LINE.match(line)
-        if not m or line.lstrip().startswith("#"):
-            continue
-        indent = len(m.group("indent").expandtabs(4))
-        name = _name(m.group("name")) or f"test {number}"
-        directive = (m.group("directive") or "").upper()
-        outcome: Outcome = "skipped" if directive else "failed" if m.group("not") else "passed"
-        children = [r for deeper in sorted(k for k in buffers if k > indent) for r in buffers.pop(deeper)]
-        mine = buffers.setdefault(indent, [])
-        for child in children:
-            mine.append(child.model_copy(update={"test_id": f"{name}{SEP}{child.test_id}"}))
-        if not children or (outcome == "failed" and not any(c.outcome in ("failed", "error") for c in children)):
-            kind: Outcome = "error" if children else outcome
-            message = _tap_message(lines, number + 1, indent) if outcome == "failed" else ""
-            mine.append(TestResult(test_id=name, outcome=kind, message=message))
-    return [r for level in sorted(buffers) for r in buffers[level]]
+    """Leaf tests of (nested) TAP, named under their suites."""
+    return models(node.parse_tap(output))
 
 
 def parse_marks(output: str) -> list[TestResult]:
-    """Tests from lines that start with a pass/fail/skip mark, named under the plain lines (suites) above
-    them at a lesser indentation, and under the file a `PASS file`/`FAIL file` header names (jest)."""
-    results: list[TestResult] = []
-    stack: list[tuple[int, str]] = []
-    root, vitest = "", False
-    for line in clean(output).splitlines():
-        if _END_OF_LISTING.match(line):
-            break
-        if not line.strip():
-            continue
-        if header := _FILE_HEADER.match(line) or _VITEST_FILE.match(line):
-            root, stack = header.group("file"), []
-            vitest = vitest or header.re is _VITEST_FILE
-            continue
-        indent = len(line) - len(line.lstrip())
-        while stack and stack[-1][0] >= indent:
-            stack.pop()
-        m = _MARK.match(line)
-        if m is None:
-            if not vitest and len(line.strip()) < 200 and not line.strip().startswith(_NOT_SUITES):
-                stack.append((indent, _name(line)))
-            continue
-        mark, name = m.group("mark"), _name(m.group("name"))
-        if _PROGRESS.match(name):
-            continue  # uvu's progress line (`✘ ✘ •   (1 / 3)`), no test's name
-        if mark == "-" and (not stack or name.startswith("-")):
-            continue  # a list item in ordinary output, not mocha's pending test
-        outcome: Outcome = ("passed" if mark in _PASSED else "failed" if mark in _FAILED or mark.endswith(")")
-                            else "skipped")
-        name = re.sub(r"^\[(?:fail|skip|todo)\]:\s*", "", name.removesuffix(" # SKIP").removesuffix(" # TODO"))
-        if mark in "○✎":  # jest's `○ skipped name` and `✎ todo name`
-            name = re.sub(r"^(?:skipped|todo) ", "", name)
-        parts = [root] if root and not name.startswith(root) else []
-        parts += [s for _, s in stack] + [name.replace(" › ", SEP)]
-        results.append(TestResult(test_id=SEP.join(p for p in parts if p), outcome=outcome))
-    return _closing_suites_removed(results)
-
-
-def _closing_suites_removed(results: list[TestResult]) -> list[TestResult]:
-    """node:test's spec reporter closes a suite with a marked line of its own name after its tests: drop a
-    result whose id prefixes the tests just before it (their outcome already counts)."""
-    out: list[TestResult] = []
-    for result in results:
-        if out and out[-1].test_id.startswith(result.test_id + SEP):
-            continue
-        out.append(result)
-    return out
-
-
-def unique(results: list[TestResult]) -> list[TestResult]:
-    """Ids made unique (a repeated name gets ` [2]`, ` [3]`...) so every result keeps its own outcome."""
-    seen: dict[str, int] = {}
-    out = []
-    for result in results:
-        seen[result.test_id] = seen.get(result.test_id, 0) + 1
-        n = seen[result.test_id]
-        out.append(result if n == 1 else result.model_copy(update={"test_id": f"{result.test_id} [{n}]"}))
-    return out
-
-
-def looks_like_tap(output: str) -> bool:
-    return bool(re.search(r"^TAP version \d+|^\s*(?:not )?ok 1\b", clean(output), re.M))
-
-
-_SUMMARIES: list[tuple[str, re.Pattern[str]]] = [
-    ("passed", re.compile(r"^\s*(\d+) passing\b|^[#ℹ] pass(?:ed)?\s+(\d+)|^\s*Passed:\s+(\d+)|"
-                          r"^\s*(\d+) tests? passed", re.M)),
-    ("failed", re.compile(r"^\s*(\d+) failing\b|^[#ℹ] fail(?:ed)?\s+(\d+)|^\s*(\d+) tests? failed", re.M)),
-    ("skipped", re.compile(r"^\s*(\d+) pending\b|^[#ℹ] skip(?:ped)?\s+(\d+)|^\s*Skipped:\s+(\d+)|"
-                           r"^\s*(\d+) tests? skipped", re.M)),
-]
-_TESTS_LINE = re.compile(r"^\s*Tests:?\s+(.*)$", re.M)
-"""jest's `Tests:       1 failed, 3 passed, 4 total` and vitest's ` Tests  2 failed | 10 passed (12)`."""
-_UVU_TOTAL = re.compile(r"^\s*Total:\s+(\d+)", re.M)
-_JASMINE = re.compile(r"^(\d+) specs?, (\d+) failures?(?:, (\d+) pending specs?)?", re.M)
-
-
-def parse_node_summary(output: str) -> dict[str, int]:
-    """Counts from the last summary line the runner printed (mocha, jest, vitest, uvu, ava, TAP comments)."""
-    text = clean(output)
-    counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
-    if lines := _TESTS_LINE.findall(text):
-        for n, word in re.findall(r"(\d+) (passed|failed|skipped|todo|pending)", lines[-1]):
-            counts[{"todo": "skipped", "pending": "skipped"}.get(word, word)] += int(n)
-        return counts
-    if jasmine := _JASMINE.findall(text):
-        specs, failures, pending = (int(v or 0) for v in jasmine[-1])
-        return counts | {"passed": specs - failures - pending, "failed": failures, "skipped": pending}
-    for key, pattern in _SUMMARIES:
-        found = [next(g for g in m if g) for m in pattern.findall(text)]
-        counts[key] = int(found[-1]) if found else 0
-    if (total := _UVU_TOTAL.findall(text)) and not _SUMMARIES[1][1].search(text):
-        counts["failed"] = max(0, int(total[-1]) - counts["passed"] - counts["skipped"])
-    return counts
+    """Tests from the lines that start with a pass/fail/skip mark, named under the suites above them."""
+    return models(node.parse_marks(output))
 
 
 def parse_node_output(output: str) -> list[TestResult]:
     """Per-test results: TAP when the output is TAP, else the marked lines of a spec-like reporter."""
-    results = parse_tap(output) if looks_like_tap(output) else []
-    return unique(results or parse_marks(output))
+    return models(node.parse_node_output(output))
+
+
+__all__ = ["SEP", "clean", "looks_like_tap", "parse_marks", "parse_node_output", "parse_node_summary", "parse_tap"]

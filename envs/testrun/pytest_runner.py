@@ -14,6 +14,9 @@ from envs.testrun.summary import parse_summary
 PLUGIN = "autoinstall_timeout"
 """The per-test timeout plugin's module name inside the sandbox (its source: timeout_plugin.py)."""
 PLUGIN_SOURCE = (Path(__file__).parent / "timeout_plugin.py").read_bytes()
+SELECT_PLUGIN = "autoinstall_reward_select"
+"""The selection plugin's module name: it keeps only the tests named in $AUTOINSTALL_SELECT."""
+SELECT_PLUGIN_SOURCE = (Path(__file__).parent / "select_plugin.py").read_text()
 
 
 def cache_args(folder: str) -> list[str]:

@@ -16,28 +16,13 @@ import re
 import shlex
 
 from envs.base import Sandbox
-from envs.spec import Deselection, Outcome, TestResult, TestRun
+from envs.grading.kit.parsers.unittest import BARE_ID, EXIT_STATUS_ID, FAILED_IMPORT, parse_counted
+from envs.spec import Deselection, TestResult, TestRun
+from envs.testrun.convert import models
 from envs.testrun.junit import count
 from envs.testrun.summary import parse_summary
 
-EXIT_STATUS_ID = "<exit status>"
-"""The id of the error a runner's non-zero exit becomes when it reported no failing test."""
 _VERBOSE_MODULE = re.compile(r"(?P<head>-m\s+(?P<module>unittest|testtools\.run))(?=\s|$)")
-_STATUS = (r"(?P<status>ok|FAIL|ERROR|skipped(?: .*)?|skip(?: .*)?|expected failure|unexpected success"
-           r"|xfail|success)")
-_LINE = re.compile(r"^(?P<desc>.*?) \.\.\. ?" + _STATUS + r"\s*$")
-_PENDING = re.compile(r"^(?P<desc>.*\S) \.\.\. ?(?P<output>.*)$")
-_ALONE = re.compile(r"^" + _STATUS + r"\s*$")
-_NAMED = re.compile(r"^(?P<name>[^\s()]+) \((?P<where>[\w.]+)\)(?P<rest>.*)$")
-_BARE_ID = re.compile(r"^[\w.]+(?:\([^)]*\))?$")
-_SECTION = re.compile(r"^(?P<kind>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<desc>.+)$")
-_OUTCOMES: dict[str, Outcome] = {"ok": "passed", "success": "passed", "FAIL": "failed", "ERROR": "error",
-                                 "skipped": "skipped", "skip": "skipped", "expected failure": "skipped",
-                                 "xfail": "skipped", "unexpected success": "failed"}
-_RANK = {"skipped": 0, "passed": 1, "failed": 2, "error": 3}
-"""The outcome a test run several times (a suite that runs twice, subtests) keeps: the worst, a pass over a skip."""
-_FAILED_IMPORT = "unittest.loader._FailedTest."
-_RAN = re.compile(r"^Ran \d+ tests? in")
 _PYTHON_BEFORE = re.compile(r"(?:^|[\s/;&|(])python[\d.]*(?:\s+(?:-[WX]\s*\S+|-[a-zA-Z]+))*\s+$")
 """A Python interpreter (and its own options) right before `-m unittest`."""
 _LIST_MARK = "AUTOINSTALL-TEST "
@@ -74,89 +59,11 @@ def verbose_command(command: str) -> str:
     return f"{command[:at]} -v{command[at:]}"
 
 
-def test_id(description: str) -> str | None:
-    """The dotted id in a verbose line's description, None when it names none (a docstring line)."""
-    description = description.strip()
-    if m := _NAMED.match(description):
-        name, where = m["name"], m["where"]
-        found = where if where == name or where.endswith("." + name) else f"{where}.{name}"
-        return found.removeprefix(_FAILED_IMPORT)
-    if _BARE_ID.match(description) and "." in description:
-        return description.removeprefix(_FAILED_IMPORT)
-    return None
-
-
-def _outcome(status: str) -> Outcome:
-    return _OUTCOMES.get(status, _OUTCOMES.get(status.split(" ", 1)[0], "passed"))
-
-
-def _message(status: str) -> str:
-    """A skip's reason (`skipped 'no network'` -> `no network`)."""
-    reason = status.split(" ", 1)[1] if " " in status and status.startswith("skip") else ""
-    return reason.strip().strip("'\"")
-
-
 def parse_unittest_verbose(output: str) -> list[TestResult]:
-    """Per-test results from unittest-style verbose output; a test's subtests, and its runs when the suite
-    runs it more than once, fold into it (the worst outcome wins, a pass over a skip), failure and error
-    sections give the messages, and a section naming no reported test (a fixture's error, a module that
-    failed to import) is an error result of its own."""
-    return _parse(output)[0]
-
-
-def _parse(output: str) -> tuple[list[TestResult], int]:
-    """parse_unittest_verbose's results, and how many result lines there were (before folding)."""
-    results: dict[str, TestResult] = {}
-    header: str | None = None
-    pending: str | None = None
-    lines = output.splitlines()
-    seen = 0
-
-    def record(found: str, status: str) -> None:
-        nonlocal seen
-        seen += 1
-        outcome = _outcome(status)
-        old = results.get(found)
-        if old is None or _RANK[outcome] > _RANK[old.outcome]:
-            results[found] = TestResult(test_id=found, outcome=outcome, message=_message(status))
-
-    for line in lines:
-        stripped = line.strip()
-        if m := _LINE.match(stripped):
-            found = test_id(m["desc"]) or header
-            if found:
-                record(found, m["status"])
-            header = pending = None
-        elif pending and (m := _ALONE.match(stripped)):
-            record(pending, m["status"])
-            header = pending = None
-        elif (m := _PENDING.match(stripped)) and (found := test_id(m["desc"]) or header):
-            pending, header = found, None
-        elif stripped and not pending:
-            header = test_id(stripped)
-    _attach_sections(lines, results)
-    return list(results.values()), seen
-
-
-def _attach_sections(lines: list[str], results: dict[str, TestResult]) -> None:
-    """Messages from the `FAIL: ...` / `ERROR: ...` sections after the run."""
-    i = 0
-    while i < len(lines):
-        m = _SECTION.match(lines[i]) if i and lines[i - 1].startswith("=====") else None
-        i += 1
-        if m is None:
-            continue
-        body = []
-        while i < len(lines) and not lines[i].startswith("=====") and not _RAN.match(lines[i]):
-            body.append(lines[i])
-            i += 1
-        message = "\n".join(ln for ln in body if not ln.startswith("-----")).strip()[-2000:]
-        found = test_id(m["desc"]) or m["desc"].strip()
-        outcome: Outcome = "error" if m["kind"] == "ERROR" else "failed"
-        if found not in results:
-            results[found] = TestResult(test_id=found, outcome=outcome, message=message)
-        elif results[found].outcome in ("failed", "error") and not results[found].message:
-            results[found].message = message
+    """Per-test results from unittest-style verbose output (envs/grading/kit/parsers/unittest.py): subtests
+    and repeated runs fold into their test (the worst outcome wins, a pass over a skip); a failure section
+    naming no reported test is an error result of its own."""
+    return models(parse_counted(output)[0])
 
 
 def _as_dotted(entry: str) -> str:
@@ -181,7 +88,8 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
     result = sandbox.exec(verbose_command(command), timeout=timeout_s, env=env)
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
                   output_tail=result.output[-4000:])
-    parsed, lines = _parse(result.output)
+    found, lines = parse_counted(result.output)
+    parsed = models(found)
     summary = parse_summary(result.output)
     reported = sum(summary.values())
     if parsed and max(lines, len(parsed)) >= reported:
@@ -234,11 +142,11 @@ def collect(sandbox: Sandbox, command: str, deselected: list[Deselection], timeo
     result = sandbox.exec(listing, timeout=timeout_s, env=env)
     lines = [ln.strip() for ln in result.stdout.splitlines()]
     if listing.endswith(" --list"):
-        ids = [ln for ln in lines if _BARE_ID.match(ln) and "." in ln]
+        ids = [ln for ln in lines if BARE_ID.match(ln) and "." in ln]
     else:
         ids = [ln.removeprefix(_LIST_MARK.strip()).strip() for ln in lines if ln.startswith(_LIST_MARK.strip())]
     if not ids and not result.ok:
         tail = result.output.strip().splitlines()[-1:] or ["(no output)"]
         return None, f"listing the tests of `{command}` named none (exit {result.exit_code}): {tail[0][:200]}"
-    ids = [i.removeprefix(_FAILED_IMPORT) for i in ids]
+    ids = [i.removeprefix(FAILED_IMPORT) for i in ids]
     return sum(1 for i in ids if not any(deselects(d.test, i) for d in deselected)), ""

@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from autoinstall.ecosystems.python.grading import RULES as PYTHON_RULES
 from envs.catalog import Catalog
+from envs.grading.policy import Grading, GradingRules
 from envs.spec import Deselection, EnvSpec, Plan, SourceRecord, TestResult, TestRun, Verification
 from envs.task import Task, TaskValidation
+from envs.testrun.grading import grading_run
 from tests.envs.conftest import make_sandbox
 
 SOLVED = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
@@ -27,6 +30,7 @@ PROJECT = {
 F2P = ["tests/test_calc.py::test_sub"]
 P2P = ["tests/test_calc.py::test_add"]
 REPO_URL = "https://github.com/example-org/calc.git"
+DESELECTED = [Deselection(test="tests/test_gone.py", reason="needs a service")]
 STATEMENT = "sub() adds instead of subtracting\n\n`calc.sub(5, 3)` returns 8; it should return 2."
 
 
@@ -43,8 +47,15 @@ def make_spec(image: str) -> EnvSpec:
     return EnvSpec(status="verified", source=SourceRecord(repo=REPO_URL, name="calc", commit="ab" * 20),
                    model="embedded", base_image="base", python="3.11", image=image, plan=plan,
                    test_command=plan.test_command,
-                   deselected=[Deselection(test="tests/test_gone.py", reason="needs a service")],
+                   deselected=DESELECTED,
                    verification=Verification(verified=True, runs=[run, run]), created_at="2024-05-06T00:00:00+00:00")
+
+
+def make_grading() -> Grading:
+    """The task's grading, as `autoinstall tasks make` would record it (Python's rules, pytest's run)."""
+    run = grading_run("pytest", None, "python -m pytest tests", DESELECTED, F2P + P2P)  # type: ignore[arg-type]
+    return Grading(rules=PYTHON_RULES.merged(GradingRules(protected=["tests/test_calc.py"])), run=run,
+                   selected=F2P + P2P)
 
 
 def make_task(env_id: str, image: str) -> Task:
@@ -53,7 +64,8 @@ def make_task(env_id: str, image: str) -> Task:
                 gold_patch=diff("calc.py", BUGGY, SOLVED), problem_statement=STATEMENT, FAIL_TO_PASS=F2P,
                 PASS_TO_PASS=P2P, test_command="python -m pytest tests", fix_files=1, fix_lines=1,
                 validation=TaskValidation(runs=2, bug_fail_to_pass_failed=True, bug_pass_to_pass_passed=True,
-                                          gold_all_passed=True), created_at="2024-05-07T00:00:00+00:00")
+                                          gold_all_passed=True), grading=make_grading(),
+                created_at="2024-05-07T00:00:00+00:00")
 
 
 def store(home: Path, catalog: Catalog, image: str, env_dir: Path) -> tuple[str, Task]:

@@ -85,22 +85,26 @@ def test_harbor_task_has_a_goal_the_bug_and_the_gold_patch(catalog: Catalog, sto
     assert STATEMENT in instruction and "example-org/calc" in instruction and "test_sub" not in instruction
     config = tomllib.loads((root / "task.toml").read_text())
     assert config["agent"]["user"] == "agent" and config["verifier"]["network_mode"] == "no-network"
-    assert config["verifier"]["environment_mode"] == "separate" and config["artifacts"] == ["/workspace"]
+    (artifact,) = config["artifacts"]  # the agent's workdir, without dependencies, build output or .git
+    assert config["verifier"]["environment_mode"] == "separate" and artifact["source"] == "/workspace"
+    assert {".git", "node_modules", "__pycache__"} <= set(artifact["exclude"])
     assert config["environment"]["cpus"] > 0 and config["environment"]["memory_mb"] > 0
     assert "docker_image" not in config["environment"]  # Harbor builds the bug state from environment/
     assert config["metadata"]["verification"] == COUNTS and config["metadata"]["fail_to_pass"] == 1
     dockerfile = (root / "environment" / "Dockerfile").read_text()
     assert f"FROM {IMAGE}" in dockerfile and "git apply" in dockerfile and "useradd -m -s /bin/bash agent" in dockerfile
+    assert "cp -a /workspace /opt/autoinstall/task/start" in dockerfile  # the pristine start the grader compares with
+    assert "ENV PYTHONDONTWRITEBYTECODE=1" in dockerfile  # the agent's runs leave no .pyc the verifier would take
     assert (root / "environment" / "bug.patch").read_text() == task.bug_patch
     assert (root / "solution" / "gold.patch").read_text() == task.gold_patch
     assert "git apply" in (root / "solution" / "solve.sh").read_text()
-    assert (root / "tests" / "selected.txt").read_text().split() == [*F2P, *P2P]
+    policy = json.loads((root / "environment" / "grader" / "policy.json").read_text())
+    assert policy["selected"] == [*F2P, *P2P] and "**/conftest.py" in policy["protected"]
+    assert "--ignore=tests/test_gone.py" in policy["command"] and policy["parser"] == "junit"
+    assert (root / "environment" / "grader" / "autoinstall_grader" / "grade.py").is_file()
     test_sh = (root / "tests" / "test.sh").read_text()
-    assert "--require-all" in test_sh and "--ignore=tests/test_gone.py" in test_sh
-    # the task's test files are kept in the image and put back before the verifier runs them
-    assert "cp --parents tests/test_calc.py /opt/autoinstall/task-tests/" in dockerfile
-    assert "ENV PYTHONDONTWRITEBYTECODE=1" in dockerfile  # the agent's runs leave no .pyc the verifier would take
-    assert "cp /opt/autoinstall/task-tests/tests/test_calc.py tests/test_calc.py" in test_sh
+    assert "/opt/autoinstall/grader/grade --agent /workspace --in-place --out /logs/verifier" in test_sh
+    assert sorted(p.name for p in (root / "tests").iterdir()) == ["test.sh"]  # nothing the grading reads is here
     no_host_paths(out, tmp_path)
     public = export(catalog, tmp_path / "out2", "harbor", verifier_network="public", agent_user=None)
     config = tomllib.loads((public / "example-org__calc-mutation-0001" / "task.toml").read_text())
@@ -116,16 +120,16 @@ def test_swebench_row_has_the_harness_keys(catalog: Catalog, stored: tuple[str, 
     keys = {"instance_id", "image", "repo", "version", "FAIL_TO_PASS", "PASS_TO_PASS", "log_parser", "eval_type",
             "eval_script", "patch", "test_patch", "problem_statement", "base_commit", "created_at"}
     assert keys <= set(data) and data["repo"] == "example-org/calc" and data["patch"] == stored[1].gold_patch
-    assert data["log_parser"] == "parse_log_pytest" and data["eval_type"] == "pass_and_fail"
+    assert data["log_parser"] == "parse_log_pytest_v2" and data["eval_type"] == "pass_and_fail"
     assert data["verification"] == COUNTS
     script = eval_script(te)
-    assert script.index(START) < script.index("-rA") < script.index(END)
-    assert "git checkout HEAD -- tests/test_calc.py" in script and "cd /testbed" in script
-    bad = TaskEntry(entry, stored[1].model_copy(update={"test_runner": "go"}))
+    assert script.index(START) < script.index("/opt/autoinstall/grader/grade --agent /testbed") < script.index(END)
+    assert "--source patch" in script and "--swebench" in script and "cd /testbed" in script
+    old = TaskEntry(entry, stored[1].model_copy(update={"grading": None}))  # a task made before grading
     from envs.export.swebench_tasks import check_runners
 
-    with pytest.raises(ExportError, match="supports the pytest runner"):
-        check_runners([bad])
+    with pytest.raises(ExportError, match="no grading record.*autoinstall tasks make"):
+        check_runners([old])
 
 
 def test_verl_rows_name_the_tool_agent_loop_and_ship_the_reward(catalog: Catalog, stored: tuple[str, Task],

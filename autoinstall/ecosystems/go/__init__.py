@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoinstall.ecosystems.go.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
+from autoinstall.ecosystems.go.grading import RULES as GRADING
 from autoinstall.ecosystems.go.pins import constraints, freeze, warm
 from autoinstall.ecosystems.go.proposal import propose_plan
 from autoinstall.ecosystems.go.repairs import repair
@@ -41,6 +42,8 @@ class GoEcosystem(LockPinned):
     SERVICE_REFUSED = SERVICE_REFUSED
     NETWORK_OFF = NETWORK_OFF
     pin_env = ()
+    grading = GRADING
+    """What of an agent's change belongs to the task, not to the fix (envs/grading/policy.py)."""
     """go.sum pins every module already: the replay Dockerfile needs no constraints file."""
 
     def detect(self, repo: Path) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoinstall.ecosystems.java.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
+from autoinstall.ecosystems.java.grading import RULES as GRADING
 from autoinstall.ecosystems.java.pins import constraints, freeze, warm
 from autoinstall.ecosystems.java.proposal import propose_plan
 from autoinstall.ecosystems.java.repairs import repair
@@ -42,6 +43,8 @@ class JavaEcosystem(LockPinned):
     SERVICE_REFUSED = SERVICE_REFUSED
     NETWORK_OFF = NETWORK_OFF
     pin_env = ()
+    grading = GRADING
+    """What of an agent's change belongs to the task, not to the fix (envs/grading/policy.py)."""
     """The poms pin every version: the replay Dockerfile needs no constraints file."""
 
     def detect(self, repo: Path) -> bool:

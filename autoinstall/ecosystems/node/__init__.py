@@ -14,6 +14,7 @@ from pathlib import Path
 
 from autoinstall.ecosystems.node.companion import PACKAGES, companion
 from autoinstall.ecosystems.node.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
+from autoinstall.ecosystems.node.grading import RULES as GRADING
 from autoinstall.ecosystems.node.pins import constraints, freeze, warm
 from autoinstall.ecosystems.node.proposal import propose_plan
 from autoinstall.ecosystems.node.repairs import repair
@@ -41,6 +42,8 @@ class NodeEcosystem(LockPinned):
     SERVICE_REFUSED = SERVICE_REFUSED
     NETWORK_OFF = NETWORK_OFF
     pin_env = ()
+    grading = GRADING
+    """What of an agent's change belongs to the task, not to the fix (envs/grading/policy.py)."""
     """The lock file pins every package: the replay Dockerfile's install step reads the constraints file."""
 
     companion = staticmethod(companion)

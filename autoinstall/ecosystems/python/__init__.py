@@ -11,6 +11,7 @@ from pathlib import Path
 
 from autoinstall.ecosystems.base import STUB_DIR, Log, RepairContext
 from autoinstall.ecosystems.python.diagnosis import NETWORK_OFF, STUB_USED, diagnose
+from autoinstall.ecosystems.python.grading import RULES as GRADING
 from autoinstall.ecosystems.python.index import stub_refusal
 from autoinstall.ecosystems.python.pins import constraints_from_freeze, freeze, warm
 from autoinstall.ecosystems.python.proposal.assemble import propose_plan
@@ -52,6 +53,8 @@ class PythonEcosystem:
         "a pytest --collect-only check, entry points; test_runner pytest, unittest or custom.")
     stub_env = {"UV_FIND_LINKS": STUB_DIR, "PIP_FIND_LINKS": STUB_DIR}
     pin_env = ("UV_CONSTRAINT", "PIP_CONSTRAINT")
+    grading = GRADING
+    """What of an agent's change belongs to the task, not to the fix (envs/grading/policy.py)."""
     """Variables the replay Dockerfile points at the constraints file."""
 
     def detect(self, repo: Path) -> bool:

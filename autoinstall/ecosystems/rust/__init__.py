@@ -14,6 +14,7 @@ from pathlib import Path
 from autoinstall.ecosystems.rules import LockPinned
 from autoinstall.ecosystems.rust.companion import PACKAGES, companion
 from autoinstall.ecosystems.rust.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
+from autoinstall.ecosystems.rust.grading import RULES as GRADING
 from autoinstall.ecosystems.rust.pins import constraints, freeze, warm
 from autoinstall.ecosystems.rust.proposal import propose_plan
 from autoinstall.ecosystems.rust.repairs import repair
@@ -40,6 +41,8 @@ class RustEcosystem(LockPinned):
     SERVICE_REFUSED = SERVICE_REFUSED
     NETWORK_OFF = NETWORK_OFF
     pin_env = ()
+    grading = GRADING
+    """What of an agent's change belongs to the task, not to the fix (envs/grading/policy.py)."""
     """Cargo.lock pins every crate: the replay Dockerfile's lock step reads the constraints file itself."""
 
     def detect(self, repo: Path) -> bool:

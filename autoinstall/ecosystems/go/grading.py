@@ -1,0 +1,12 @@
+"""What of a Go task belongs to the task: `*_test.go` files and test data, the module files (a replace
+directive would swap a dependency), vendored dependencies; product code may not import `testing` or exit the
+test binary."""
+from __future__ import annotations
+
+from autoinstall.ecosystems.grading import rules
+from envs.grading.policy import GradingRules
+
+RULES = rules(GradingRules(
+    protected=["**/*_test.go", "**/go.mod", "**/go.sum", "**/go.work", "**/go.work.sum", "**/vendor/**"],
+    reach=['"testing"', "testing.Testing", "test2json", "os.Exit(0)", "-test.", "flag.Lookup(\"test"],
+))

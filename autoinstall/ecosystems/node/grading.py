@@ -1,0 +1,21 @@
+"""What of a Node task belongs to the task: package.json (its scripts are the test command) and lock files,
+npm's and yarn's configuration, test files by every runner's conventions, runner, transpiler and TypeScript
+configuration, and the installed dependencies; product code may not exit the process or write to its stdout
+(where the runner reports), nor load a test runner."""
+from __future__ import annotations
+
+from autoinstall.ecosystems.grading import rules
+from envs.grading.policy import GradingRules
+
+RULES = rules(GradingRules(
+    protected=["**/package.json", "**/package-lock.json", "**/npm-shrinkwrap.json", "**/yarn.lock",
+               "**/pnpm-lock.yaml", "**/pnpm-workspace.yaml", "**/.npmrc", "**/.yarnrc", "**/.yarnrc.yml",
+               "**/.pnp.*", "**/__mocks__/**", "**/__fixtures__/**", "**/*.test.*", "**/*.spec.*", "**/test.*",
+               "**/test-*.*", "**/*-test.*", "**/*_test.*", "**/*.config.*", "**/.mocharc*", "**/.taprc*",
+               "**/.babelrc*", "**/.nycrc*", "**/.c8rc*", "**/.swcrc", "**/tsconfig*.json", "**/jsconfig*.json",
+               "**/.eslintrc*", "**/karma.conf.*"],
+    untransferred=["node_modules", ".yarn", ".nyc_output", "coverage"],
+    reach=["process.exit", "process.reallyExit", "process.stdout", "process.on(", "process.once(",
+           "process.kill", "require('mocha')", 'require("mocha")', "node:test", "vitest", "@jest", "jest.",
+           "require('tap')", 'require("tap")', "from 'tap'", 'from "tap"', "tape", "uvu", "require('ava')"],
+))

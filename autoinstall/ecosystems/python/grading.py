@@ -1,0 +1,19 @@
+"""What of a Python task belongs to the task: test modules and conftest.py wherever they are, pytest's, tox's,
+nox's and coverage's configuration, the project's manifests (whose test sections decide what runs), files the
+interpreter runs at start-up (`*.pth`, sitecustomize), installed metadata (entry points load pytest plug-ins),
+and any new module outside the project's own packages (a top-level `pytest.py` would be imported instead)."""
+from __future__ import annotations
+
+from autoinstall.ecosystems.grading import rules
+from envs.grading.policy import GradingRules, NewModuleRule
+
+RULES = rules(GradingRules(
+    protected=["**/test_*.py", "**/*_test.py", "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini",
+               "**/setup.cfg", "**/pyproject.toml", "**/setup.py", "**/noxfile.py", "**/.coveragerc",
+               "**/*.pth", "**/sitecustomize.py", "**/usercustomize.py", "**/*.egg-info/**", "**/*.dist-info/**",
+               "**/*.egg-link", "**/__editable__*"],
+    untransferred=[".venv", "venv", ".tox", ".nox", "__pycache__", ".pytest_cache", ".mypy_cache", "node_modules"],
+    new_modules=[NewModuleRule(suffixes=[".py", ".pyi", ".pyc", ".so"], anchor="__init__.py")],
+    reach=["pytest", "pluggy", "junitxml", "unittest", "sys.settrace", "sys.setprofile", "os._exit", "atexit",
+           "faulthandler", "sys.modules[", "builtins", "sys.exit", "sys.stdout.write", "sys.__stdout__"],
+))

@@ -1,0 +1,16 @@
+"""What of a Rust task belongs to the task: integration tests, benches, examples, manifests and lock file,
+build scripts (they run before the tests compile), cargo's configuration, vendored crates, the toolchain
+file, build output, and the `#[cfg(test)]`/`#[test]` items inside source files (the agent's change to the code
+around them is kept)."""
+from __future__ import annotations
+
+from autoinstall.ecosystems.grading import rules
+from envs.grading.policy import GradingRules
+
+RULES = rules(GradingRules(
+    protected=["**/benches/**", "**/examples/**", "**/Cargo.toml", "**/Cargo.lock", "**/build.rs",
+               "**/.cargo/**", "**/rust-toolchain", "**/rust-toolchain.toml", "**/vendor/**", "**/tests.rs"],
+    untransferred=["target"],
+    inline_tests=["rust"],
+    reach=["process::exit", "test result:", " ... ok", "RUST_TEST", "libtest", "set_output_capture"],
+))

@@ -1,0 +1,187 @@
+"""The agent's change, sorted: what touches product code is carried into the grading tree, the rest dropped.
+
+`find(start, agent, policy)` compares the start state with the agent's tree (trees.py: no link followed) and
+classifies every differing path. Dropped, each with its reason: what belongs to the task (the policy's
+protected patterns and untransferred folders: tests, their data and configuration, manifests, build output,
+runner plug-ins), links and special files, binaries, files over the size cap, new modules where they would
+shadow an import (a new top-level `pytest.py`, a new `org/junit/` class), and text whose added lines reach
+into the runner or the grading (the policy's `reach` tokens, absent from the start's version). Rust test
+items inside a source file are the start's, whatever the agent did to them (rust_inline.py).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from . import rust_inline, trees
+from .globs import first_match
+
+BINARY_SUFFIXES = (".so", ".pyd", ".dylib", ".dll", ".o", ".a", ".class", ".jar", ".war", ".node", ".wasm",
+                   ".exe", ".pyc", ".pyo", ".rlib", ".rmeta")
+
+
+@dataclass
+class Change:
+    path: str
+    kind: str
+    """added, modified, deleted (from the start's point of view)."""
+    accepted: bool = False
+    reason: str = ""
+    content: bytes | None = None
+    """What the grading tree gets for an accepted added/modified file (the agent's bytes, or merged)."""
+
+
+@dataclass
+class Policy:
+    protected: tuple = ()
+    untransferred: tuple = ()
+    """Folder names (at any depth) never taken from the agent: dependencies, build output, .git."""
+    new_modules: list = field(default_factory=list)
+    """[{"suffixes": [...], "anchor": "__init__.py" | ".java", "root_ok": false}]: a new file with one of the
+    suffixes is kept only inside a folder that held `anchor` (a file of that name, or of that suffix) at the
+    start; never at the root unless root_ok."""
+    inline_tests: tuple = ()
+    """Languages whose source files hold tests of their own ("rust")."""
+    reach: tuple = ()
+    """Text that no added line of product code may contain (runner internals, the grader's paths)."""
+
+    @classmethod
+    def from_json(cls, data: dict) -> Policy:
+        return cls(protected=tuple(data.get("protected", ())), untransferred=tuple(data.get("untransferred", ())),
+                   new_modules=list(data.get("new_modules", ())), inline_tests=tuple(data.get("inline_tests", ())),
+                   reach=tuple(data.get("reach", ())))
+
+    def is_bulky(self, rel: str) -> bool:
+        """An untransferred folder (by its last part)."""
+        return rel.rsplit("/", 1)[-1] in self.untransferred
+
+    def in_bulky(self, rel: str) -> bool:
+        """The path is an untransferred folder or lies under one."""
+        return any(part in self.untransferred for part in rel.split("/"))
+
+    def protects(self, path: str) -> str | None:
+        """Why `path` belongs to the task, or None."""
+        parts = path.split("/")
+        bulky = next((p for p in parts if p in self.untransferred), None)
+        if bulky:
+            return f"{bulky}/ is the task's (dependencies or build output, as built)"
+        pattern = first_match(path, self.protected)
+        return f"belongs to the task ({pattern})" if pattern else None
+
+
+def _differs(start: str, agent: str, rel: str, s: trees.Entry | None, a: trees.Entry | None) -> bool:
+    if s is None or a is None or s.kind != a.kind:
+        return True
+    if s.kind == "file":
+        return not trees.same_file(os.path.join(start, rel), os.path.join(agent, rel))
+    if s.kind == "link":
+        return os.readlink(os.path.join(start, rel)) != os.readlink(os.path.join(agent, rel))
+    return False  # directories: their contents are compared one by one; specials: never carried
+
+
+def bulky(tree: dict, policy: Policy) -> set:
+    """The untransferred folders of a walked tree (as walk lists them: outermost ones)."""
+    return {rel for rel, e in tree.items() if e.kind == "dir" and policy.is_bulky(rel)}
+
+
+def walk(root: str, policy: Policy) -> dict:
+    """The tree at `root` without descending into untransferred folders (they are listed, not entered)."""
+    return trees.walk(root, policy.is_bulky)
+
+
+def find(start: str, agent: str, policy: Policy, ours: dict | None = None) -> list:
+    """Every path where the agent's tree differs from the start's, classified (see the module docstring);
+    untransferred folders are left to mend.reset_bulky."""
+    ours = walk(start, policy) if ours is None else ours
+    theirs = walk(agent, policy)
+    changes = []
+    for rel in sorted(set(ours) | set(theirs)):
+        s, a = ours.get(rel), theirs.get(rel)
+        if policy.in_bulky(rel):
+            continue
+        if (s and s.kind == "dir") and (a and a.kind == "dir"):
+            continue
+        if (s is None or s.kind == "dir") and (a is None or a.kind == "dir"):
+            continue  # a folder only one side has: its files are listed on their own
+        if not _differs(start, agent, rel, s, a):
+            continue
+        kind = "added" if s is None or s.kind == "dir" else "deleted" if a is None or a.kind == "dir" else "modified"
+        changes.append(_classify(Change(rel, kind), start, agent, ours, s, a, policy))
+    return changes
+
+
+def _classify(change: Change, start: str, agent: str, ours: dict, s: trees.Entry | None,
+              a: trees.Entry | None, policy: Policy) -> Change:
+    rel = change.path
+    why = policy.protects(rel)
+    if why:
+        return _drop(change, why)
+    if change.kind == "deleted":
+        change.accepted = True
+        return change
+    assert a is not None
+    if a.kind == "link":
+        return _drop(change, "a symbolic link is never carried over")
+    if a.kind != "file":
+        return _drop(change, "not a regular file")
+    if a.size > trees.MAX_FILE_BYTES:
+        return _drop(change, f"larger than {trees.MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    data = trees.read_bytes(os.path.join(agent, rel))
+    if data is None:
+        return _drop(change, "could not be read as a regular file")
+    if rel.endswith(BINARY_SUFFIXES) or b"\0" in data[:8192]:
+        return _drop(change, "a binary file (compiled code is never carried over)")
+    if change.kind == "added":
+        shadow = _shadows(rel, ours, policy)
+        if shadow:
+            return _drop(change, shadow)
+    before = trees.read_bytes(os.path.join(start, rel)) if s is not None and s.kind == "file" else b""
+    before = before or b""
+    if rel.endswith(".rs") and "rust" in policy.inline_tests:
+        text, start_text = data.decode("utf-8", "replace"), before.decode("utf-8", "replace")
+        if rust_inline.whole_file_is_tests(text) or rust_inline.whole_file_is_tests(start_text):
+            return _drop(change, "a test module (#![cfg(test)]) belongs to the task")
+        merged, touched = rust_inline.keep_tests(start_text, text)
+        if touched:
+            change.reason = "its #[cfg(test)]/#[test] items are the task's: the start's were kept"
+            data = merged.encode()
+            if data == before:
+                return _drop(change, "only its test items changed, and those belong to the task")
+    token = _reaches(before, data, policy.reach)
+    if token:
+        return _drop(change, f"an added line reaches into the test runner or the grading ({token!r})")
+    change.accepted, change.content = True, data
+    return change
+
+
+def _drop(change: Change, reason: str) -> Change:
+    change.accepted, change.reason, change.content = False, reason, None
+    return change
+
+
+def _shadows(rel: str, ours: dict, policy: Policy) -> str | None:
+    """Why a new file would shadow an import (see Policy.new_modules), else None."""
+    for rule in policy.new_modules:
+        if not rel.endswith(tuple(rule.get("suffixes", ()))):
+            continue
+        parent = os.path.dirname(rel)
+        while parent and (ours.get(parent) is None or ours[parent].kind != "dir"):
+            parent = os.path.dirname(parent)
+        anchor = rule.get("anchor", "")
+        if not parent and not rule.get("root_ok"):
+            return "a new module at the top of the tree would shadow an installed one"
+        names = [p.rsplit("/", 1)[-1] for p in ours if os.path.dirname(p) == parent and ours[p].kind == "file"]
+        held = any(n == anchor or (anchor.startswith(".") and n.endswith(anchor)) for n in names)
+        if not held:
+            where = parent or "the top of the tree"
+            return f"a new module outside the project's own packages (in {where}) would shadow an installed one"
+    return None
+
+
+def _reaches(before: bytes, after: bytes, tokens: tuple) -> str | None:
+    if not tokens:
+        return None
+    old = set(before.decode("utf-8", "replace").splitlines())
+    added = [ln for ln in after.decode("utf-8", "replace").splitlines() if ln not in old]
+    text = "\n".join(added)
+    return next((t for t in tokens if t in text and t not in before.decode("utf-8", "replace")), None)

@@ -1,0 +1,118 @@
+"""How the grader runs a task's tests, per runner: the exact command (selection, reporting and deselection
+flags included), the report format the kit parses and where the reports are. Built on the host when a task is
+made (Node reads the package's scripts through the sandbox); run by envs/grading/kit/ in the task image.
+
+    runner      command                                            parser    reports
+    pytest      + `-p` selection and timeout plug-ins, JUnit XML   junit     @REPORT_DIR@/junit.xml
+    go          `go test -json` (+ -skip for deselections)         gotest    (its output)
+    cargo       `cargo test` with --skip, stderr merged            libtest   (its output)
+    maven       Surefire's excludes file, old reports cleared      surefire  **/target/surefire-reports/TEST-*.xml
+    node        the runner's own name filters, hidden files         node      (its output)
+    unittest    `-v` verbose lines                                  unittest  (its output)
+"""
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+
+from envs.base import Sandbox
+from envs.folder import InFolder, split_folder
+from envs.grading.kit.run import REPORT_DIR, RUN_DIR
+from envs.grading.policy import GradingRun
+from envs.spec import Deselection
+from envs.testrun import cargo_runner, go_runner, maven_runner, node_select, pytest_runner, unittest_runner
+from envs.testrun.pytest_output import TIMEOUT_ENV
+
+_JS_FILE = re.compile(r"\.[cm]?[jt]sx?$")
+GradingCommand = Callable[[Sandbox, str, list[Deselection], list[str], float], GradingRun]
+
+
+class NotGradable(ValueError):
+    """This runner's tests cannot be graded by id (it names no test)."""
+
+
+def _pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+            per_test_s: float) -> GradingRun:
+    plugins = f"-p {pytest_runner.SELECT_PLUGIN} -p {pytest_runner.PLUGIN}"
+    args = pytest_runner.pytest_args(deselected, f"{REPORT_DIR}/junit.xml", REPORT_DIR)
+    run = (f'export PYTHONPATH={RUN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" AUTOINSTALL_SELECT={RUN_DIR}/selected.txt; '
+           f"{command} {plugins} {args}")
+    files = {f"{RUN_DIR}/{pytest_runner.SELECT_PLUGIN}.py": pytest_runner.SELECT_PLUGIN_SOURCE,
+             f"{RUN_DIR}/{pytest_runner.PLUGIN}.py": pytest_runner.PLUGIN_SOURCE.decode(),
+             f"{RUN_DIR}/selected.txt": "".join(t + "\n" for t in selected)}
+    return GradingRun(command=run, parser="junit", reports=[f"{REPORT_DIR}/junit.xml"], files=files,
+                      env={TIMEOUT_ENV: f"{per_test_s:g}"})
+
+
+def _go(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+        per_test_s: float) -> GradingRun:
+    return GradingRun(command=go_runner.go_test_command(command, deselected), parser="gotest")
+
+
+def _cargo(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+           per_test_s: float) -> GradingRun:
+    return GradingRun(command=cargo_runner.cargo_test_command(command, deselected), parser="libtest")
+
+
+def _maven(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+           per_test_s: float) -> GradingRun:
+    files = {}
+    if deselected:
+        files[maven_runner.EXCLUDES_FILE] = "".join(
+            p + "\n" for p in sorted({maven_runner.exclusion(d.test) for d in deselected}))
+    return GradingRun(command=maven_runner.maven_test_command(command, deselected), parser="surefire",
+                      reports=[f"**/{maven_runner.REPORTS}/TEST-*.xml"], files=files)
+
+
+def _node(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+          per_test_s: float) -> GradingRun:
+    folder, inner = split_folder(command)
+    where: Sandbox = InFolder(sandbox, folder) if folder else sandbox  # type: ignore[assignment]
+    selection = node_select.select(where, inner, deselected)
+    run = f"cd {shlex.quote(folder)} && {selection.command}" if folder else selection.command
+    return GradingRun(command=run, parser="node", env=dict(node_select.ENV))
+
+
+def _unittest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+              per_test_s: float) -> GradingRun:
+    return GradingRun(command=unittest_runner.verbose_command(command), parser="unittest")
+
+
+GRADING: dict[str, GradingCommand] = {"pytest": _pytest, "go": _go, "cargo": _cargo, "maven": _maven,
+                                      "node": _node, "unittest": _unittest, "custom": _unittest}
+"""Runners whose tests the grader can score by id; any other names no test (NotGradable)."""
+
+
+def grading_run(runner: str, sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+                per_test_s: float = 120.0) -> GradingRun:
+    """How the grader runs `command` of `runner` with `deselected` left out and `selected` scored.
+
+    Raises:
+        NotGradable: the runner gives no per-test results.
+    """
+    if runner not in GRADING:
+        msg = (f"the {runner} runner names no test, so a task's tests cannot be graded by id; "
+               f"gradable runners: {', '.join(GRADING)}")
+        raise NotGradable(msg)
+    return GRADING[runner](sandbox, command, deselected, selected, per_test_s)
+
+
+def test_files(runner: str, ids: list[str]) -> list[str]:
+    """The files the test ids name, where an id names one (pytest's `path::name`, a Node id's leading file, a
+    unittest id's module): they belong to the task whatever the ecosystem's patterns say."""
+    files: set[str] = set()
+    for test_id in ids:
+        if runner == "pytest" and "::" in test_id:
+            files.add(test_id.split("::", 1)[0])
+        elif runner == "node" and node_select.SEP in test_id:
+            first = test_id.split(node_select.SEP, 1)[0]
+            if _JS_FILE.search(first) and " " not in first:
+                files.add(first)
+        elif runner in ("unittest", "custom") and "." in test_id:
+            parts = test_id.split("(", 1)[0].split(".")
+            for i in range(len(parts) - 1, 0, -1):  # the module is the longest prefix; its path is a guess
+                if parts[i - 1].startswith("test") or parts[i - 1].endswith("tests"):
+                    files.add("/".join(parts[:i]) + ".py")
+                    break
+    return sorted(f for f in files if f and not f.startswith("/") and ".." not in f.split("/"))
