@@ -2,11 +2,13 @@
 runtime's grading containers): FROM the environment's image,
 
 - the bug applied at the workdir, which becomes a fresh git repository holding only the start state (nothing
-  in its history, and no byte-compiled module of the solved state, shows the fix);
+  in its history, and no output compiled from the solved state (`__pycache__`, Java's classes: the
+  rules' `compiled` folders), shows the fix or runs it in place of a source the agent deleted);
 - a copy of that start state at START (root's, read-only to everyone else): what the grader compares the
   agent's tree with;
-- the test user (TEST_USER) owning the workdir and root's home, where every toolchain keeps its caches (the
-  tests run as that user; Harbor's agent is that user too);
+- the test user (TEST_USER) owning the workdir and root's home, which is its home too: every toolchain finds
+  its caches and repositories where the environment's build left them (~/.m2, ~/.cargo, ~/go; Java reads the
+  home from the user database, not $HOME). The tests run as that user; Harbor's agent is that user too;
 - the grader at GRADER (root's): grade.py, the kit as the package autoinstall_grader, and policy.json.
 """
 from __future__ import annotations
@@ -38,16 +40,20 @@ exit 2
 """
 
 
-def dockerfile(image: str, workdir: str, *, label: str = "", user: str = TEST_USER) -> str:
-    """The start image's Dockerfile (the build context from `write_context`)."""
+def dockerfile(image: str, workdir: str, *, label: str = "", user: str = TEST_USER,
+               compiled: tuple[str, ...] = ("__pycache__",)) -> str:
+    """The start image's Dockerfile (the build context from `write_context`); `compiled` are the folders of
+    output built from the solved state (GradingRules.compiled), removed."""
     w, u = shlex.quote(workdir), shlex.quote(user)
+    stale = [f"find {w} -path {shlex.quote('*/' + c.strip('/'))} -type d -prune -exec rm -rf {{}} +"
+             for c in dict.fromkeys(("__pycache__", *compiled))]
     run = [f"cd {w}", f"git apply --whitespace=nowarn /tmp/{PATCH}", f"rm /tmp/{PATCH}",
            "rm -rf .git", "git init -q", "git add -A", f"git {GIT_ID} commit -q --no-verify -m 'task start'",
            "git config --system --add safe.directory '*'",
-           f"find {w} -name __pycache__ -type d -prune -exec rm -rf {{}} +",
+           *stale,
            f"rm -rf {START}", f"mkdir -p {Path(START).parent}", f"cp -a {w} {START}",
            f"chown -R root:root {START} {GRADER}", f"chmod -R go-w {START} {GRADER}",
-           f"(id -u {u} >/dev/null 2>&1 || useradd -m -s /bin/bash {u})",
+           f"(id -u {u} >/dev/null 2>&1 || useradd -M -d /root -s /bin/bash {u})",
            f"chown -R {u}: {w} /root",
            f"ln -sfn {w} {TESTBED}"]
     steps = " \\\n && ".join(run)
@@ -72,7 +78,8 @@ def write_grader(dest: Path, grading: Grading) -> None:
 def write_context(dest: Path, image: str, bug_patch: str, grading: Grading, *, label: str = "") -> None:
     """dest/Dockerfile, dest/bug.patch and dest/grader/ (dest is created)."""
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / "Dockerfile").write_text(dockerfile(image, grading.workdir, label=label, user=grading.user))
+    (dest / "Dockerfile").write_text(dockerfile(image, grading.workdir, label=label, user=grading.user,
+                                                      compiled=tuple(grading.rules.compiled)))
     (dest / PATCH).write_text(bug_patch)
     write_grader(dest / "grader", grading)
 
@@ -87,6 +94,7 @@ def kit_digest() -> str:
 
 def image_tag(name: str, image: str, bug_patch: str, grading: Grading) -> str:
     """A local tag for the start image, named by everything it is built from (a rebuild reuses it)."""
-    digest = hashlib.sha256("\0".join([image, dockerfile(image, grading.workdir, user=grading.user), bug_patch,
+    digest = hashlib.sha256("\0".join([image, dockerfile(image, grading.workdir, user=grading.user,
+                                                              compiled=tuple(grading.rules.compiled)), bug_patch,
                                        grading.model_dump_json(), kit_digest()]).encode())
     return f"autoinstall-task/{name}:{digest.hexdigest()[:12]}"

@@ -44,6 +44,10 @@ class GradingRules(BaseModel):
     """Languages whose source files hold the task's tests too ("rust": `#[cfg(test)]` items)."""
     reach: list[str] = Field(default_factory=list)
     """Text no added line of the agent's product code may hold (runner internals, the grader's paths)."""
+    compiled: list[str] = Field(default_factory=list)
+    """Folders (`__pycache__`, `target/classes`: a name or a path's tail) of output compiled from the solved
+    state: removed from the start image, so the tests build them again from the start's sources. Kept, they
+    would hold the fix (to read back, or to run when the agent deletes a source file)."""
 
     def merged(self, other: GradingRules) -> GradingRules:
         """Both rule sets at once (a lead ecosystem and its companions)."""
@@ -53,7 +57,8 @@ class GradingRules(BaseModel):
                             untransferred=union(self.untransferred, other.untransferred),
                             new_modules=union(self.new_modules, other.new_modules),
                             inline_tests=union(self.inline_tests, other.inline_tests),
-                            reach=union(self.reach, other.reach))
+                            reach=union(self.reach, other.reach),
+                            compiled=union(self.compiled, other.compiled))
 
     def in_folder(self, folder: str) -> GradingRules:
         """The rules of a project in `folder` of the checkout: its root-anchored patterns moved there, and the

@@ -6,7 +6,7 @@ made (Node reads the package's scripts through the sandbox); run by envs/grading
     pytest      + `-p` selection and timeout plug-ins, JUnit XML   junit     @REPORT_DIR@/junit.xml
     go          `go test -json` (+ -skip for deselections)         gotest    (its output)
     cargo       `cargo test` with --skip, stderr merged            libtest   (its output)
-    maven       Surefire's excludes file, old reports cleared      surefire  **/target/surefire-reports/TEST-*.xml
+    maven       Surefire's excludes file, old reports cleared, -fae surefire  **/target/surefire-reports/TEST-*.xml
     node        the runner's own name filters, hidden files         node      (its output)
     unittest    `-v` verbose lines                                  unittest  (its output)
 """
@@ -24,6 +24,7 @@ from envs.spec import Deselection
 from envs.testrun import cargo_runner, go_runner, maven_runner, node_select, pytest_runner, unittest_runner
 from envs.testrun.pytest_output import TIMEOUT_ENV
 
+IGNORE_FAILURES = "-Dmaven.test.failure.ignore=true"
 _JS_FILE = re.compile(r"\.[cm]?[jt]sx?$")
 GradingCommand = Callable[[Sandbox, str, list[Deselection], list[str], float], GradingRun]
 
@@ -61,7 +62,9 @@ def _maven(sandbox: Sandbox, command: str, deselected: list[Deselection], select
     if deselected:
         files[maven_runner.EXCLUDES_FILE] = "".join(
             p + "\n" for p in sorted({maven_runner.exclusion(d.test) for d in deselected}))
-    return GradingRun(command=maven_runner.maven_test_command(command, deselected), parser="surefire",
+    # Failures fail the build here (at its end: every module's tests still run), so the exit status is checked.
+    run = maven_runner.maven_test_command(command, deselected).replace(f" {IGNORE_FAILURES}", " -fae")
+    return GradingRun(command=run, parser="surefire",
                       reports=[f"**/{maven_runner.REPORTS}/TEST-*.xml"], files=files)
 
 

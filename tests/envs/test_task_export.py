@@ -92,7 +92,7 @@ def test_harbor_task_has_a_goal_the_bug_and_the_gold_patch(catalog: Catalog, sto
     assert "docker_image" not in config["environment"]  # Harbor builds the bug state from environment/
     assert config["metadata"]["verification"] == COUNTS and config["metadata"]["fail_to_pass"] == 1
     dockerfile = (root / "environment" / "Dockerfile").read_text()
-    assert f"FROM {IMAGE}" in dockerfile and "git apply" in dockerfile and "useradd -m -s /bin/bash agent" in dockerfile
+    assert f"FROM {IMAGE}" in dockerfile and "git apply" in dockerfile and "useradd -M -d /root -s /bin/bash agent" in dockerfile
     assert "cp -a /workspace /opt/autoinstall/task/start" in dockerfile  # the pristine start the grader compares with
     assert "ENV PYTHONDONTWRITEBYTECODE=1" in dockerfile  # the agent's runs leave no .pyc the verifier would take
     assert (root / "environment" / "bug.patch").read_text() == task.bug_patch

@@ -14,5 +14,9 @@ RULES = rules(GradingRules(
     untransferred=["target", ".m2"],
     new_modules=[NewModuleRule(suffixes=[".java", ".kt", ".groovy", ".scala"], anchor=".java")],
     reach=["org.junit", "junit", "surefire", "System.exit", "Runtime.getRuntime().halt", "TestExecutionListener",
-           "LauncherSession", "System.setOut"],
+           "LauncherSession", "System.setOut",
+           # reflection, class loading and the JVM's own hooks
+           "setAccessible", "java.lang.reflect", "MethodHandles", "Instrumentation", "ClassLoader", "Class.forName",
+           "sun.misc", "Unsafe", "addShutdownHook", "ProcessBuilder", "Runtime.getRuntime", "getAllStackTraces"],
+    compiled=["target/classes", "target/test-classes", "target/maven-status", "build/classes"],
 ))

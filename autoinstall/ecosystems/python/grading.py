@@ -15,5 +15,10 @@ RULES = rules(GradingRules(
     untransferred=[".venv", "venv", ".tox", ".nox", "__pycache__", ".pytest_cache", ".mypy_cache", "node_modules"],
     new_modules=[NewModuleRule(suffixes=[".py", ".pyi", ".pyc", ".so"], anchor="__init__.py")],
     reach=["pytest", "pluggy", "junitxml", "unittest", "sys.settrace", "sys.setprofile", "os._exit", "atexit",
-           "faulthandler", "sys.modules[", "builtins", "sys.exit", "sys.stdout.write", "sys.__stdout__"],
+           "faulthandler", "sys.modules[", "builtins", "sys.exit", "sys.stdout.write", "sys.__stdout__",
+           # code that writes code or reaches into frames and objects it was not given
+           "__import__", "importlib", "exec(", "eval(", "compile(", "marshal", "ctypes", "_getframe",
+           "__subclasses__", "__globals__", "__code__", "__builtins__", "globals()", "gc.get_", "inspect.",
+           "codecs", "base64", "b64decode", "bytes.fromhex", "pickle"],
+    compiled=["__pycache__"],
 ))
