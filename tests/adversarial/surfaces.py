@@ -25,7 +25,7 @@ from autoinstall.options import BuildOptions, docker_factory
 from autoinstall.pipeline import build_environment
 from autoinstall.tasks import MakeOptions, TaskStore, make_tasks
 from envs.catalog import Catalog
-from envs.export import ExportOptions, run_export
+from envs.export import ExportManifest, ExportOptions, run_export
 from envs.runtime import Environment, RuntimeSpec
 from envs.task import Task
 from tests.adversarial import cheats
@@ -49,7 +49,7 @@ class LanguageTask:
         first = next(ln for ln in self.task.gold_patch.splitlines() if ln.startswith("+++ "))
         return first[4:].split("/", 1)[1]
 
-    def script(self, play: str, body: str, gold_path: str) -> str:
+    def script(self, body: str, gold_path: str) -> str:
         return cheats.prelude(self.language, self.task.FAIL_TO_PASS[0], self.src, gold_path) + body
 
     def plays(self, *, harbor: bool = False, diff: bool = False) -> dict[str, str]:
@@ -83,21 +83,29 @@ def make_language_task(language: str, root: Path) -> LanguageTask:
     return LanguageTask(language, catalog, report.tasks[0])
 
 
-def _home_store(lt: LanguageTask) -> None:
-    """The export reads tasks from AUTOINSTALL_HOME/tasks: put this one there."""
-    from envs.home import autoinstall_home
-
-    tasks = autoinstall_home() / "tasks"
-    tasks.mkdir(parents=True, exist_ok=True)
-    (tasks / f"{lt.task.env_id}.jsonl").write_text(lt.task.model_dump_json() + "\n")
+def export(lt: LanguageTask, options: ExportOptions, work: Path) -> ExportManifest:
+    """`run_export` of the language's task: the export reads tasks from $AUTOINSTALL_HOME/tasks, so it runs
+    with a home of its own under `work` holding this task (the user's home and its task store are untouched)."""
+    home = work / f"home-{lt.language}"
+    (home / "tasks").mkdir(parents=True, exist_ok=True)
+    (home / "tasks" / f"{lt.task.env_id}.jsonl").write_text(lt.task.model_dump_json() + "\n")
+    before = os.environ.get("AUTOINSTALL_HOME")
+    os.environ["AUTOINSTALL_HOME"] = str(home)
+    try:
+        return run_export(lt.catalog, options)
+    finally:
+        if before is None:
+            os.environ.pop("AUTOINSTALL_HOME", None)
+        else:
+            os.environ["AUTOINSTALL_HOME"] = before
 
 
 # --- the runtime ---------------------------------------------------------------------------------------------
 
 def runtime_rewards(lt: LanguageTask, plays: dict[str, str], naive: dict[str, float] | None = None,
                     timings: dict[str, list[float]] | None = None) -> dict[str, float]:
-    """Each play as tool calls in a fresh episode of the task, then `reward()`. With `naive` (pytest tasks),
-    also what scoring the same tests in the agent's own container would have paid, play -> value: the control
+    """Each play as tool calls in a fresh episode of the task, then `reward()`. With `naive` (where the runner
+    selects tests by id in the agent's container), also what scoring the same tests in the agent's own container would have paid, play -> value: the control
     that shows a cheat works where nothing stops it. With `timings`, appends each grading's seconds to
     timings["grade_s"] and, after the gold patch, one plain run of the task's test command in the agent's
     container to timings["run_s"]."""
@@ -107,7 +115,7 @@ def runtime_rewards(lt: LanguageTask, plays: dict[str, str], naive: dict[str, fl
         for name, body in plays.items():
             env.reset(lt.task)
             gold = f"cat > {GOLD_IN_CONTAINER} <<'GOLD_EOF'\n{lt.task.gold_patch}\nGOLD_EOF\n"
-            obs = env.step("terminal", {"command": gold + lt.script(name, body, GOLD_IN_CONTAINER),
+            obs = env.step("terminal", {"command": gold + lt.script(body, GOLD_IN_CONTAINER),
                                         "timeout_s": 300})
             assert not obs.is_error or name not in (GOLD, NOP), obs.output
             reward = env.reward()
@@ -118,8 +126,11 @@ def runtime_rewards(lt: LanguageTask, plays: dict[str, str], naive: dict[str, fl
                     started = time.monotonic()
                     env.step("terminal", {"command": lt.task.test_command, "timeout_s": 1800})
                     timings.setdefault("run_s", []).append(time.monotonic() - started)
-            if naive is not None and lt.task.test_runner == "pytest":
-                naive[name] = 1.0 if env.reward(tests=selected).value == 1.0 else 0.0
+            if naive is not None:
+                try:
+                    naive[name] = 1.0 if env.reward(tests=selected).value == 1.0 else 0.0
+                except ValueError:  # the runner selects no test by id in the agent's container
+                    pass
     return rewards
 
 
@@ -134,16 +145,15 @@ def harbor_rewards(harbor: str, lts: list[LanguageTask], work: Path, *, every_ch
     dataset.mkdir(parents=True)
     names: dict[str, tuple[str, str]] = {}
     for lt in lts:
-        _home_store(lt)
         out = work / f"export-{lt.language}"
-        run_export(lt.catalog, ExportOptions(out=out, format="harbor", tasks=True, verifier_network="public"))
+        export(lt, ExportOptions(out=out, format="harbor", tasks=True, verifier_network="public"), work)
         exported = out / lt.task.instance_id
         for i, (play, body) in enumerate(lt.plays(harbor=not every_cheat).items()):
             name = f"{lt.language}-{i:02d}"
             shutil.copytree(exported, dataset / name)
             solve = dataset / name / "solution" / "solve.sh"
             solve.write_text(f"#!/bin/bash\ncd {shlex.quote(lt.task.grading.workdir)}\n"  # type: ignore[union-attr]
-                             + lt.script(play, body, "/solution/gold.patch"))
+                             + lt.script(body, "/solution/gold.patch"))
             names[name] = (lt.language, play)
     done = subprocess.run([harbor, "run", "-p", str(dataset), "-a", "oracle", "-e", "docker", "-o",
                            str(work / "jobs"), "--job-name", "cheats", "-q", "-n", str(concurrency)],
@@ -166,7 +176,7 @@ def harbor_rewards(harbor: str, lts: list[LanguageTask], work: Path, *, every_ch
 
 def predicted_patch(image: str, lt: LanguageTask, body: str) -> str:
     """The `git diff` a play leaves in a container of the task's start image (what an agent submits)."""
-    script = lt.script("", body, GOLD_IN_CONTAINER) + "git add -A >/dev/null 2>&1; git diff --cached --binary HEAD"
+    script = lt.script(body, GOLD_IN_CONTAINER) + "git add -A >/dev/null 2>&1; git diff --cached --binary HEAD"
     gold = shlex.quote(lt.task.gold_patch)
     done = subprocess.run(["docker", "run", "--rm", "--network", "none", image, "bash", "-c",
                            f"printf '%s' {gold} > {GOLD_IN_CONTAINER}; ( {script} ) 2>/dev/null | "
@@ -183,9 +193,8 @@ def swebench_resolved(python: str, lts: list[LanguageTask], work: Path, *, every
 
     rows, predictions, names, images = [], [], {}, []
     for lt in lts:
-        _home_store(lt)
         out = work / f"export-{lt.language}"
-        manifest = run_export(lt.catalog, ExportOptions(out=out, format="swebench", tasks=True))
+        manifest = export(lt, ExportOptions(out=out, format="swebench", tasks=True), work)
         images += [a.image for a in manifest.images]
         (row,) = [r for ln in (out / "swebench.jsonl").read_text().splitlines()
                   if (r := json.loads(ln))["instance_id"] == lt.task.instance_id]
@@ -205,8 +214,7 @@ def swebench_resolved(python: str, lts: list[LanguageTask], work: Path, *, every
         done = subprocess.run([python, "-m", "swebench.harness.run_evaluation", "-d", str(work / "rows.jsonl"),
                                "-p", str(work / "preds.jsonl"), "-id", "cheats", "--max_workers", str(workers),
                                "--report_dir", str(work / "reports")],
-                              cwd=work, capture_output=True, text=True, timeout=3600, check=False,
-                              env={**os.environ})
+                              cwd=work, capture_output=True, text=True, timeout=3600, check=False)
     finally:
         for image in images:
             remove_image(image)
