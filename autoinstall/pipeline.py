@@ -58,6 +58,7 @@ def _build(src: Path, record: SourceRecord, out: Path, options: BuildOptions, sa
     say("phase", "propose")
     t0 = time.monotonic()
     model, plan = propose(src, options)
+    plan.notes[:0] = record.notes  # what the checkout left out (links out of it, FIFOs, parts of .git)
     timings.propose_s = round(time.monotonic() - t0, 3)
     spec = EnvSpec(status="failed", source=record, env_dir=str(out), model=model.name, plan=plan,
                    python=plan.python, test_command=plan.test_command,

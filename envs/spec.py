@@ -348,6 +348,8 @@ class SourceRecord(BaseModel):
     """A local work tree with uncommitted changes: the checkout is not exactly `commit`."""
     content_digest: str | None = None
     """sha256 of the checkout's files (set when there is no clean commit to name it by)."""
+    notes: list[str] = Field(default_factory=list)
+    """What the checkout left out and why: links to outside it, FIFOs and devices, parts of `.git` not followed."""
 
     @property
     def revision(self) -> str:

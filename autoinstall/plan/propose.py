@@ -36,5 +36,7 @@ def propose_plan(repo: str, *, commit: str | None = None, model: str = "embedded
     `python` forced, as `run --python` would)."""
     with tempfile.TemporaryDirectory(prefix="autoinstall-plan-") as scratch:
         src = Path(scratch) / "repo"
-        prepare_source(repo, commit, src)
-        return propose(src, BuildOptions(model=model, base_url=base_url, python=python))[1]
+        source = prepare_source(repo, commit, src)
+        plan = propose(src, BuildOptions(model=model, base_url=base_url, python=python))[1]
+        plan.notes[:0] = source.notes  # what the checkout left out (links out of it, FIFOs, parts of .git)
+        return plan

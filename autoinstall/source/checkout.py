@@ -1,18 +1,18 @@
 """Sources: turn REPO (a URL, a local directory, or a local git directory) into a clean checkout.
 
-- URL (`https://...`, `ssh://...`, `git@host:path`, `file://...`): cloned with gitpython.
-- Local git directory, bare (`/work/.mirror/owner+name/repo`) or a `.git` folder: cloned locally.
-- Local directory: copied as it is, uncommitted files included. If it is a git work tree its `.git` is
-  copied too (setuptools-scm and friends read versions from it) and HEAD is recorded; with `--commit`
-  it is cloned at that commit instead, so the checkout is exactly that commit.
-The user's input is never modified: git runs with GIT_OPTIONAL_LOCKS=0 (no index refresh) and clones
-copy objects rather than hard-linking them. Virtualenvs, tox/nox envs and caches are not copied.
+- URL (`https://...`, `ssh://...`, `git@host:path`): cloned with gitpython, checked out by our own git.
+- Local git directory, bare (`/work/.mirror/owner+name/repo`) or a `.git` folder, or a `file://` URL of
+  one: its objects and refs are copied into a fresh repository (`gitdata.py`), which is checked out.
+- Local directory: copied as it is, uncommitted files included (`tree.py`). If it is a work tree with a `.git`
+  folder of its own, a fresh `.git` holding its objects and refs goes with the copy (setuptools-scm and
+  friends read versions from it), HEAD is recorded and git says whether the copy is dirty; with `--commit`
+  the fresh repository is checked out at that commit instead. Virtualenvs, tox/nox envs and caches are not
+  copied.
 
-Repositories are strangers' code, so git is inert on them: every invocation carries config overrides
-(INERT_CONFIG, through GIT_CONFIG_COUNT, which outranks the repository's own config) that disable hooks,
-fsmonitor, pagers, editors, credential helpers and external diff drivers; a copied work tree gets a
-`.git/config` written here (its own may define filter and diff drivers that checkout and status would
-run), and only then is git asked whether it is dirty.
+Repositories are strangers' code, and a local one is data: host git never runs on its `.git` (its config,
+includes, hooks, attributes, commondir, gitfile, alternates, worktrees are never read), nothing is read across
+one of its links or written through one, FIFOs and devices are left out, and nothing under it is written.
+Every checkout, from a URL too, loses the links that point outside it; what was left out is in `notes`.
 """
 
 from __future__ import annotations
@@ -20,41 +20,20 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
-from typing import Literal
+from functools import partial
+from typing import Literal, NamedTuple
+from urllib.parse import unquote, urlparse
 
 import git
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from autoinstall.errors import AutoinstallError
+from autoinstall.source.gitdata import GIT_ENV, LOCAL_GIT_ENV, GitDataError, dot_git_problem, import_objects, looks_like_git_dir
+from autoinstall.source.gitdata import git as run_git
+from autoinstall.source.tree import Notes, copy_tree, drop_escaping_links
 
-INERT_CONFIG = {
-    "core.fsmonitor": "false",
-    "core.hooksPath": "/dev/null",
-    "core.pager": "cat",
-    "core.editor": "true",
-    "core.askPass": "true",
-    "core.gitProxy": "",
-    "core.alternateRefsCommand": "",
-    "credential.helper": "",
-    "diff.external": "",
-    "protocol.ext.allow": "never",
-    "uploadpack.packObjectsHook": "",
-}
-"""Config that every git invocation on a source carries: nothing in the repository's config runs."""
-KEPT_CONFIG = ("core.repositoryformatversion", "extensions.objectformat", "extensions.refstorage")
-"""What a copied work tree's `.git/config` keeps: what git needs to read the repository, nothing it runs."""
-
-
-def _inert_env() -> dict[str, str]:
-    env = {"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "GIT_ASKPASS": "true",
-           "GIT_CONFIG_COUNT": str(len(INERT_CONFIG))}
-    for i, (key, value) in enumerate(INERT_CONFIG.items()):
-        env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"] = key, value
-    return env
-
-
-GIT_ENV = _inert_env()
 URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://|^[\w.-]+@[\w.-]+:")
 NOT_COPIED = {
     ".tox",
@@ -73,6 +52,10 @@ class SourceError(AutoinstallError, ValueError):
     """REPO or --commit cannot be turned into a checkout; the message says how to fix it."""
 
 
+class EmptyRepositoryError(SourceError):
+    """The repository has no commits yet."""
+
+
 class SourceInfo(BaseModel):
     """Where the checkout came from and which commit it is."""
 
@@ -88,6 +71,8 @@ class SourceInfo(BaseModel):
     """A copied work tree had uncommitted changes or untracked files (they are in the checkout)."""
     name: str
     """A short name for the project, from the URL or path."""
+    notes: list[str] = Field(default_factory=list)
+    """What the checkout left out and why: links to outside it, special files, parts of `.git` not followed."""
 
 
 def repo_name(repo: str) -> str:
@@ -102,143 +87,150 @@ def repo_name(repo: str) -> str:
     return "repo"
 
 
-def _recent(repo: git.Repo) -> str:
+class Commit(NamedTuple):
+    sha: str
+    date: str
+    """Committer date, ISO 8601."""
+
+
+def _recent(dest: Path) -> str:
     """A few recent commits and branch names, to show when a commit is unknown."""
-    lines = []
     try:
-        for commit in repo.iter_commits("--all", max_count=5):
-            lines.append(f"  {commit.hexsha[:12]} {commit.committed_datetime.date()} {commit.summary[:60]}")
-    except (git.GitCommandError, ValueError):
-        pass
-    names = [ref.name.removeprefix("origin/") for ref in repo.refs if not ref.name.endswith("/HEAD")]
-    branches = list(dict.fromkeys(names))[:10]
-    return ("recent commits:\n" + "\n".join(lines) if lines else "") + (
-        f"\nbranches and tags: {', '.join(branches)}" if branches else ""
+        lines = run_git(dest, "log", "--all", "--max-count=5", "--format=%H %cs %s").splitlines()
+        names = run_git(dest, "for-each-ref", "--format=%(refname:lstrip=2)", "refs/heads", "refs/tags",
+                        "refs/remotes").splitlines()
+    except GitDataError:
+        return ""
+    shown = [f"  {sha[:12]} {rest[:70]}" for sha, _, rest in (ln.partition(" ") for ln in lines)]
+    names = list(dict.fromkeys(n.removeprefix("origin/") for n in names if not n.endswith("/HEAD")))[:10]
+    return ("recent commits:\n" + "\n".join(shown) if shown else "") + (
+        f"\nbranches and tags: {', '.join(names)}" if names else ""
     )
 
 
-def _resolve(repo: git.Repo, commit: str | None, where: str) -> git.Commit:
-    """The commit to check out: `commit`, else HEAD, else the main/master branch."""
-    if not any(True for _ in repo.refs) and not repo.head.is_valid():
-        msg = f"{where} is an empty repository (no commits yet); commit something first, or pass another REPO"
-        raise SourceError(msg)
-    if commit is None:
-        if repo.head.is_valid():
-            return repo.head.commit
-        refs = sorted(repo.refs, key=lambda r: r.name.split("/")[-1] not in ("main", "master"))
-        return refs[0].commit
+def _verify(dest: Path, name: str) -> str | None:
     try:
-        return repo.commit(commit)
-    except (git.BadName, ValueError, git.GitCommandError) as e:
-        msg = f"unknown commit {commit!r} in {where}. Pass a sha, branch or tag that exists.\n{_recent(repo)}"
-        raise SourceError(msg.strip()) from e
+        return run_git(dest, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}").strip()
+    except GitDataError:
+        return None
 
 
-def _clone(url_or_path: str, dest: Path, commit: str | None, where: str) -> git.Commit:
+def _resolve(dest: Path, commit: str | None, where: str) -> Commit:
+    """The commit to check out in our repository at `dest`: `commit`, else HEAD, else main/master."""
+    refs = [ln for ln in run_git(dest, "for-each-ref", "--format=%(refname)").splitlines() if ln]
+    sha = _verify(dest, "HEAD") if commit is None else _verify(dest, commit)
+    if sha is None and commit is None:
+        if not refs:
+            msg = f"{where} is an empty repository (no commits yet); commit something first, or pass another REPO"
+            raise EmptyRepositoryError(msg)
+        refs.sort(key=lambda r: r.rsplit("/", 1)[-1] not in ("main", "master"))
+        sha = next(filter(None, map(partial(_verify, dest), refs)), None)
+        if sha is None:
+            msg = f"{where} has refs but none names a commit it holds; its objects are incomplete. Pass another REPO"
+            raise SourceError(msg)
+    if sha is None:
+        msg = f"unknown commit {commit!r} in {where}. Pass a sha, branch or tag that exists.\n{_recent(dest)}"
+        raise SourceError(msg.strip())
+    return Commit(sha, run_git(dest, "show", "--no-patch", "--format=%cI", sha).strip())
+
+
+def _check_out(dest: Path, commit: str | None, where: str, notes: Notes) -> Commit:
+    """Check our repository at `dest` out at `commit` (else its HEAD), detached; drop links leaving it."""
     try:
-        clone = git.Repo.clone_from(
-            url_or_path,
-            dest,
-            env=GIT_ENV,
-            no_checkout=True,
-            no_hardlinks=True,
-            kill_after_timeout=CLONE_TIMEOUT_S,
-        )
+        target = _resolve(dest, commit, where)
+        run_git(dest, "checkout", "--quiet", "--detach", "--force", target.sha)
+    except GitDataError as e:
+        msg = f"cannot check out {commit or 'HEAD'} of {where}: {e}. Its objects may be incomplete or corrupt."
+        raise SourceError(msg) from e
+    drop_escaping_links(dest, notes)
+    return target
+
+
+def _clone(url: str, dest: Path, commit: str | None, notes: Notes) -> Commit:
+    try:
+        git.Repo.clone_from(url, dest, env=GIT_ENV, no_checkout=True, no_hardlinks=True,
+                            kill_after_timeout=CLONE_TIMEOUT_S)
     except git.GitCommandError as e:
         lines = [ln.strip(" '\"") for ln in (e.stderr or str(e)).splitlines()]
         detail = next((ln for ln in lines if ln.startswith(("fatal:", "error:", "ERROR"))), None) or next(
             (ln for ln in reversed(lines) if ln), str(e)
         )
         msg = (
-            f"cannot clone {url_or_path}: {detail}\n"
+            f"cannot clone {url}: {detail}\n"
             "Check the URL and that the repository exists and is public (no credentials are asked for), "
             "or clone it yourself and pass the local path."
         )
         raise SourceError(msg) from e
-    clone.git.update_environment(**GIT_ENV)
-    target = _resolve(clone, commit, where)
-    clone.git.checkout("--detach", "--force", target.hexsha)
-    return target
+    return _check_out(dest, commit, url, notes)
 
 
-def _ignore(folder: str, names: list[str]) -> set[str]:
-    return {
-        n for n in names if n in NOT_COPIED or n.endswith(".pyc") or (Path(folder, n, "pyvenv.cfg").is_file())
-    }
+def _ignore_dir(src: Path):
+    def skip(rel: str, name: str) -> bool:
+        if rel == ".git" or name in NOT_COPIED:
+            return True
+        try:  # a virtualenv: its pyvenv.cfg, by lstat
+            return stat.S_ISREG(os.lstat(src / rel / "pyvenv.cfg").st_mode)
+        except OSError:
+            return False
+    return skip
 
 
-def _open_git(path: Path) -> git.Repo | None:
+def _skip_file(rel: str, name: str) -> bool:
+    return rel == ".git" or name.endswith(".pyc")
+
+
+def _from_git_dir(repo: str, git_dir: Path, commit: str | None, dest: Path, notes: Notes) -> SourceInfo:
+    """A checkout of a local git directory at `commit`, from a fresh repository holding its objects."""
     try:
-        repo = git.Repo(path)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        return None
-    repo.git.update_environment(**GIT_ENV)
-    return repo
+        import_objects(git_dir, dest, notes)
+    except GitDataError as e:
+        msg = f"{git_dir} cannot be read as a git repository: {e}. Clone it with a git you trust and pass the clone."
+        raise SourceError(msg) from e
+    target = _check_out(dest, commit, str(git_dir), notes)
+    return SourceInfo(url_or_path=repo, kind="git", commit=target.sha,
+                      commit_date=target.date, name=repo_name(repo), notes=notes.summary())
 
 
 def _local(repo: str, path: Path, commit: str | None, dest: Path) -> SourceInfo:
-    local = _open_git(path)
-    is_git_dir = local is not None and (local.bare or path.name == ".git" or Path(local.git_dir) == path)
-    work_tree = local is not None and not is_git_dir and Path(local.working_tree_dir or "") == path
-    if local is None or not (is_git_dir or work_tree):
-        if commit:
-            msg = f"--commit needs a git repository, but {path} is a plain directory; drop --commit"
+    notes = Notes()
+    if looks_like_git_dir(path):
+        return _from_git_dir(repo, path, commit, dest, notes)
+    problem = dot_git_problem(path)
+    has_git = looks_like_git_dir(path / ".git") and problem is None
+    if commit:
+        if not has_git:
+            why = f" ({problem})" if problem else ""
+            msg = (f"--commit needs a git repository, but {path} is a plain directory{why}; drop --commit, or pass "
+                   "the main repository's own folder")
             raise SourceError(msg)
-        shutil.copytree(path, dest, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
-        return SourceInfo(url_or_path=repo, kind="dir", name=repo_name(str(path)))
-    if is_git_dir or commit:
-        target = _clone(str(path), dest, commit, str(path))
-        return SourceInfo(
-            url_or_path=repo,
-            kind="git",
-            commit=target.hexsha,
-            commit_date=target.committed_datetime.isoformat(),
-            name=repo_name(str(path)),
-        )
-    head = _resolve(local, None, str(path))
-    shutil.copytree(path, dest, symlinks=True, ignore=_ignore, dirs_exist_ok=True)
-    dirty = _dirty_copy(dest)
-    return SourceInfo(
-        url_or_path=repo,
-        kind="dir",
-        commit=head.hexsha,
-        is_dirty=dirty,
-        commit_date=head.committed_datetime.isoformat(),
-        name=repo_name(str(path)),
-    )
-
-
-def _dirty_copy(copy: Path) -> bool:
-    """Whether a copied work tree differs from its HEAD, asked of git only after its config was replaced.
-
-    A `.git` file (a linked worktree or submodule) points at a git directory elsewhere whose config
-    cannot be rewritten here: such a copy counts as dirty, and its content digest names it.
-    """
-    git_dir = copy / ".git"
-    if not git_dir.is_dir():
-        return True
-    _write_inert_config(git_dir)
-    shutil.rmtree(git_dir / "hooks", ignore_errors=True)
-    (git_dir / "config.worktree").unlink(missing_ok=True)
+        return _from_git_dir(repo, path / ".git", commit, dest, notes)
+    copy_tree(path, dest, notes, skip_dir=_ignore_dir(path), skip_file=_skip_file)
+    if problem:
+        notes.add("git", f"{problem}: copied as a plain directory")
+    drop_escaping_links(dest, notes)
+    if not has_git:
+        return SourceInfo(url_or_path=repo, kind="dir", name=repo_name(str(path)), notes=notes.summary())
     try:
-        return bool(git.Repo(copy).git.status("--porcelain", env=GIT_ENV).strip())
-    except git.GitCommandError:
-        return True
+        import_objects(path / ".git", dest, notes)
+        head = _resolve(dest, None, str(path))
+        run_git(dest, "read-tree", head.sha)
+        dirty = bool(run_git(dest, "status", "--porcelain", "--ignore-submodules=all").strip())
+    except EmptyRepositoryError:
+        raise
+    except (GitDataError, SourceError) as e:
+        shutil.rmtree(dest / ".git", ignore_errors=True)
+        notes.add("git", f".git cannot be read as a repository ({e}): copied as a plain directory")
+        return SourceInfo(url_or_path=repo, kind="dir", name=repo_name(str(path)), notes=notes.summary())
+    return SourceInfo(url_or_path=repo, kind="dir", commit=head.sha, is_dirty=dirty,
+                      commit_date=head.date, name=repo_name(str(path)),
+                      notes=notes.summary())
 
 
-def _write_inert_config(git_dir: Path) -> None:
-    """Replace `.git/config` by one that keeps only KEPT_CONFIG (read without running anything)."""
-    config = git_dir / "config"
-    reader = git.GitConfigParser(str(config), read_only=True) if config.is_file() else None
-    kept = []
-    for key in KEPT_CONFIG:
-        section, option = key.split(".")
-        if reader is not None and reader.has_option(section, option):
-            kept.append((section, option, str(reader.get_value(section, option))))
-    lines: dict[str, list[str]] = {"core": ["\tbare = false"]}
-    for section, option, value in kept:
-        lines.setdefault(section, []).append(f"\t{option} = {value}")
-    config.write_text("".join(f"[{s}]\n" + "\n".join(v) + "\n" for s, v in lines.items()))
+def _local_path(repo: str) -> Path:
+    """The local path REPO names: a path, `~/path`, or a `file://` URL."""
+    if repo.startswith("file://"):
+        return Path(unquote(urlparse(repo).path))
+    return Path(os.path.expanduser(repo))
 
 
 def prepare_source(repo: str, commit: str | None, dest: Path) -> SourceInfo:
@@ -261,17 +253,14 @@ def prepare_source(repo: str, commit: str | None, dest: Path) -> SourceInfo:
         raise SourceError(msg)
     created = not dest.exists()
     try:
-        if URL.match(repo):
+        if URL.match(repo) and not repo.startswith("file://"):
             dest.parent.mkdir(parents=True, exist_ok=True)
-            target = _clone(repo, dest, commit, repo)
-            return SourceInfo(
-                url_or_path=repo,
-                kind="url",
-                commit=target.hexsha,
-                commit_date=target.committed_datetime.isoformat(),
-                name=repo_name(repo),
-            )
-        path = Path(os.path.expanduser(repo)).resolve()
+            notes = Notes()
+            target = _clone(repo, dest, commit, notes)
+            return SourceInfo(url_or_path=repo, kind="url", commit=target.sha,
+                              commit_date=target.date, name=repo_name(repo),
+                              notes=notes.summary())
+        path = _local_path(repo).resolve()
         if not path.exists():
             hint = " If it is a URL, include the scheme (https://...)." if "." in repo.split("/")[0] else ""
             msg = f"{repo}: no such directory.{hint} Pass a URL, a local directory or a local git directory."

@@ -97,9 +97,9 @@ def test_bare_git_dir_is_cloned_at_head_and_at_a_sha(bare: Path, work_tree: git.
 def test_dot_git_dir_and_file_url(work_tree: git.Repo, tmp_path: Path) -> None:
     info = prepare_source(work_tree.git_dir, None, tmp_path / "a")
     assert (info.kind, info.name) == ("git", "proj")
-    url = f"file://{work_tree.working_tree_dir}"
+    url = f"file://{work_tree.working_tree_dir}"  # a local path like any other: git never runs on it
     info = prepare_source(url, "master", tmp_path / "b")
-    assert (info.kind, info.commit) == ("url", work_tree.head.commit.hexsha)
+    assert (info.kind, info.commit) == ("git", work_tree.head.commit.hexsha)
 
 
 def test_input_is_never_modified(work_tree: git.Repo, bare: Path, tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_input_is_never_modified(work_tree: git.Repo, bare: Path, tmp_path: Path
         (lambda tmp: "github.com/nobody/nothing", None, "include the scheme"),
         (lambda tmp: str(tmp / "plain" / "f.txt"), None, "is a file"),
         (lambda tmp: str(tmp / "plain"), "abc123", "--commit needs a git repository"),
-        (lambda tmp: f"file://{tmp}/nothing.git", None, "cannot clone"),
+        (lambda tmp: f"file://{tmp}/nothing.git", None, "no such directory"),
     ],
 )
 def test_bad_paths_and_urls(tmp_path: Path, make, commit: str | None, expected: str) -> None:
