@@ -9,6 +9,7 @@ from autoinstall.ecosystems.java import JavaEcosystem
 from autoinstall.ecosystems.nested import Nested, split_name
 from autoinstall.ecosystems.node import NodeEcosystem
 from autoinstall.ecosystems.python import PythonEcosystem
+from autoinstall.ecosystems.repofiles import is_file
 from autoinstall.ecosystems.rust import RustEcosystem
 from autoinstall.ecosystems.subprojects import choice_notes, choose, find_subprojects
 from envs.base import SandboxFactory
@@ -39,8 +40,8 @@ def _at(repo: Path) -> list[Ecosystem]:
 def _project_in(folder: Path) -> str | None:
     """The leading ecosystem of a folder that has a manifest of its own (a pyproject.toml, a package.json, a
     go.mod, ...): loose files such as scripts or a requirements list make no project of a folder."""
-    return next((e.name for e in _at(folder) if any((folder / m).is_file() for m in getattr(e, "manifests", ()))),
-                None)
+    return next((e.name for e in _at(folder)
+                 if any(is_file(folder, folder / m) for m in getattr(e, "manifests", ()))), None)
 
 
 def detect(repo: Path) -> list[Ecosystem]:

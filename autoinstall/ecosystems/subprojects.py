@@ -52,7 +52,7 @@ def _folders(repo: Path) -> list[tuple[Path, int]]:
         nxt = []
         for folder in level:
             try:
-                entries = sorted(e for e in folder.iterdir() if e.is_dir() and not e.is_symlink())
+                entries = sorted(e for e in folder.iterdir() if not e.is_symlink() and e.is_dir())
             except OSError:
                 continue
             for entry in entries:

@@ -346,3 +346,149 @@ def test_tox_default_envs_and_nested_substitutions(tmp_path: Path) -> None:
                                        '[env.unit]\ncommands = [["pytest", {replace = "posargs", default = ["tests"]}]]\n')
     assert {e.name: (e.default, e.commands) for e in survey(tmp_path).task_envs} == {
         "bench": (False, ["pytest bench"]), "unit": (True, ["pytest tests"])}
+
+
+# -- hostile files: read by lstat, never across a link out, never a FIFO; every malformed file a note ------
+
+SECRET = "zqsurveysecret"
+ECOSYSTEM_FILES = {
+    "python": {"setup.py": "from setuptools import setup\nsetup(name='p')\n",
+               "tests/test_a.py": "def test_a(): pass\n"},
+    "node": {"package.json": '{"name": "n", "scripts": {"test": "jest"}}'},
+    "go": {"go.mod": "module example.com/g\n\ngo 1.21\n", "g_test.go": "package g\n"},
+    "rust": {"Cargo.toml": '[package]\nname = "r"\nversion = "0.1.0"\n',
+             "src/lib.rs": "#[test]\nfn t() {}\n"},
+    "java": {"pom.xml": "<project><artifactId>j</artifactId></project>"},
+}
+"""A minimal project of each ecosystem; the hostile files go beside it."""
+READ_BESIDE = ["requirements.txt", "requirements-dev.txt", "tox.ini", "setup.cfg", "pytest.ini", "noxfile.py",
+               "Makefile", "README.md", ".nvmrc", "yarn.lock", "go.sum", "main.go", "rust-toolchain",
+               "Cargo.lock", "src/main.rs", ".mvn/wrapper/maven-wrapper.properties", "mvnw",
+               "src/test/ATest.java",
+               ".github/workflows/ci.yml", "docker-compose.yml", "tests/test_b.py", "conftest.py"]
+"""Files some survey reads: each becomes a FIFO or a link out."""
+SOCKET_AT = {"python": "b.py", "go": "s.go", "rust": "tests/s.rs", "java": "src/test/STest.java",
+             "node": "tsconfig.json"}
+
+
+def _project(root: Path, ecosystem: str) -> Path:
+    return _write(root / "repo", ECOSYSTEM_FILES[ecosystem])
+
+
+def _plan_text(repo: Path) -> str:
+    from autoinstall.options import BuildOptions
+    from autoinstall.plan import propose
+
+    facts = survey(repo)
+    return facts.model_dump_json() + propose(repo, BuildOptions(), facts)[1].model_dump_json()
+
+
+@pytest.mark.timeout(60)  # a FIFO opened for reading blocks forever: the test fails instead of hanging
+@pytest.mark.parametrize("ecosystem", sorted(ECOSYSTEM_FILES))
+def test_fifos_and_sockets_are_skipped_with_a_note_and_never_opened(tmp_path: Path, ecosystem: str) -> None:
+    import os
+    import socket
+
+    repo = _project(tmp_path, ecosystem)
+    for rel in READ_BESIDE:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(repo / rel)
+    at = SOCKET_AT[ecosystem]
+    with socket.socket(socket.AF_UNIX) as sock:
+        try:
+            sock.bind(str(repo / at))
+        except OSError:  # a path too long for a socket address
+            pass
+        _plan_text(repo)
+        notes = "\n".join(survey(repo).notes)
+    assert "a FIFO, not a regular file: skipped" in notes
+    assert f"{at}: a socket, not a regular file: skipped" in notes or not (repo / at).exists()
+
+
+@pytest.mark.parametrize("ecosystem", sorted(ECOSYSTEM_FILES))
+def test_nothing_is_read_or_listed_across_a_link_out_of_the_checkout(tmp_path: Path, ecosystem: str) -> None:
+    host = _write(tmp_path / "host", {name: f"{SECRET}\n" for name in READ_BESIDE})
+    _write(host, {"workflows/ci.yml": f"jobs:\n  t:\n    steps:\n      - run: pytest {SECRET}\n",
+                  "Cargo.toml": f'[package]\nname = "{SECRET}"\n',
+                  "package.json": json.dumps({"name": SECRET}), "pkg/__init__.py": f"import {SECRET}\n",
+                  f"{SECRET}.py": "", "go.mod": f"module {SECRET}\n"})
+    repo = _project(tmp_path, ecosystem)
+    for rel in READ_BESIDE:
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        if not (repo / rel).parent.is_symlink():
+            (repo / rel).symlink_to(host / Path(rel).name)
+    (repo / ".github" / "workflows" / "ci.yml").unlink()
+    (repo / ".github" / "workflows").rmdir()
+    (repo / ".github" / "workflows").symlink_to(host / "workflows")  # a folder out: not even listed
+    for folder in ("lib", "docs", "sub", "crates"):
+        (repo / folder).symlink_to(host)
+    (repo / "loop").symlink_to("loop")
+    (repo / "dangling.py").symlink_to("/nonexistent/x.py")
+    text = _plan_text(repo)
+    assert SECRET not in text
+    assert "points outside the checkout" in "\n".join(survey(repo).notes)
+
+
+def test_huge_empty_and_undecodable_files_are_notes(tmp_path: Path) -> None:
+    import os
+
+    repo = _project(tmp_path, "python")
+    (repo / "pyproject.toml").write_text("[project]\n")
+    os.truncate(repo / "pyproject.toml", 50 * 1024 * 1024)  # sparse: costs no disk, and is never read
+    (repo / "requirements.txt").write_bytes(b"six==1.16\n\xff\xfe\xfa broken\n")
+    (repo / "setup.cfg").write_text("")
+    facts = survey(repo)
+    notes = "\n".join(facts.notes)
+    assert "pyproject.toml: 52428800 bytes, over the 2000000 byte cap: skipped" in notes
+    assert "requirements.txt: not UTF-8, read with replacement characters" in notes
+    assert [r.spec for f in facts.requirements_files for r in f.requirements][:1] == ["six==1.16"]
+
+
+MALFORMED = {
+    "package.json is a list": {"package.json": "[1, 2]"},
+    "package.json is a string": {"package.json": '"just a string"'},
+    "package.json of wrong types": {
+        "package.json": '{"name": 1, "scripts": {"test": "jest"}, "devDependencies": {"jest": 5}, '
+                        '"engines": [], "workspaces": {"packages": 3}, "exports": {"./x": 1}, "main": 7, '
+                        '"packageManager": 1}'},
+    "package.json nested deep": {"package.json": "[" * 100_000},
+    "Cargo.toml of wrong types": {"Cargo.toml": 'package = 1\nfeatures = 3\ndependencies = [1]\n'
+                                                '[workspace]\nmembers = "x"\npackage = "y"\n'},
+    "Cargo.toml members out": {"Cargo.toml": '[workspace]\nmembers = [1, "../..", "/etc", "*", ""]\n',
+                               "Cargo.lock": 'package = "x"\n'},
+    "Cargo.toml workspace package": {"Cargo.toml": '[package]\nname = "r"\n[workspace]\nmembers = []\n'
+                                                   'package = [1]\n[build-dependencies]\nopenssl-sys = 1\n'},
+    "go.mod garbage": {"go.mod": "\x00\xff module\nrequire (\n  )\n go x y z\ntoolchain\n" * 50},
+    "pom.xml malformed": {"pom.xml": "<project><modules><module>../../etc</module></modules>"},
+    "pom.xml entities": {
+        "pom.xml": '<!DOCTYPE p [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">'
+                   '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY s SYSTEM "file:///etc/passwd">]>'
+                   "<project><artifactId>&c;&s;</artifactId></project>"},
+    "pom.xml of modules out": {"pom.xml": "<project><modules><module>../../..</module><module>/etc</module>"
+                                          "</modules><properties/></project>"},
+    "pyproject.toml of wrong types": {"pyproject.toml": 'build-system = []\ntool = 1\nproject = "x"\n',
+                                      "setup.py": "x"},
+    "pyproject.toml tools of wrong types": {
+        "pyproject.toml": '[tool]\nmaturin = []\npytest = 1\npoetry = "x"\nsetuptools-rust = 2\n'
+                          'tox = {legacy_tox_ini = 1}\n[build-system]\nrequires = "maturin"\n'},
+    "setup.py nested deep": {"setup.py": "-" * 100_000 + "1", "noxfile.py": "not " * 100_000 + "x"},
+    "setup.py with a NUL": {"setup.py": "setup(\x00)", "noxfile.py": "\x00"},
+    "workflow YAML recursive": {"setup.py": "", ".github/workflows/ci.yml": "a: &x [*x]\njobs: &j {t: *j}\n",
+                                "docker-compose.yml": "services: &s {db: *s}\n"},
+    "workflow YAML nested deep": {"setup.py": "", ".github/workflows/ci.yml": "[" * 50_000},
+    "TOML nested deep": {"pyproject.toml": "a = " + "[" * 50_000, "Cargo.lock": "a = " + "{b = " * 5000},
+    "Pipfile.lock of wrong types": {"setup.py": "", "Pipfile.lock": '{"default": [1], "develop": {"x": 1}}'},
+    "tox.ini garbage": {"tox.ini": "deps = x\n[testenv\n[a]\n[a]\n%(x)s\n", "setup.cfg": "\x00[\n"},
+}
+
+
+VALID_BUT_ODD = {"workflow YAML recursive"}
+"""YAML anchors may make a structure contain itself: valid, read without a note, and without a loop."""
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_malformed_manifests_are_notes_never_tracebacks(tmp_path: Path, case: str) -> None:
+    repo = _write(tmp_path / "repo", MALFORMED[case])
+    facts = survey(repo)
+    _plan_text(repo)
+    assert facts.notes or case in VALID_BUT_ODD, "a malformed manifest says so"

@@ -15,6 +15,7 @@ from autoinstall.ecosystems.go.pins import constraints, freeze, warm
 from autoinstall.ecosystems.go.proposal import propose_plan
 from autoinstall.ecosystems.go.repairs import repair
 from autoinstall.ecosystems.go.survey import GoFacts, survey
+from autoinstall.ecosystems.repofiles import is_file
 from autoinstall.ecosystems.rules import LockPinned
 from envs.spec import Plan
 
@@ -47,7 +48,7 @@ class GoEcosystem(LockPinned):
     """go.sum pins every module already: the replay Dockerfile needs no constraints file."""
 
     def detect(self, repo: Path) -> bool:
-        return (repo / "go.mod").is_file()
+        return is_file(repo, repo / "go.mod")
 
     # The protocol methods that are this package's functions as they are.
     survey = staticmethod(survey)

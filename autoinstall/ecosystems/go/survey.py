@@ -113,12 +113,12 @@ def survey(repo: Path) -> GoFacts:
     """The Go facts of the checkout at `repo` (nothing is run)."""
     files = RepoFiles(repo)
     facts = GoFacts(root=str(repo))
-    _go_mod(files, facts)
-    facts.has_go_sum = (repo / "go.sum").is_file()
-    facts.vendored = (repo / "vendor" / "modules.txt").is_file()
-    if (repo / "go.work").is_file():
+    files.guarded("go.mod", lambda: _go_mod(files, facts))
+    facts.has_go_sum = files.is_file("go.sum")
+    facts.vendored = files.is_file("vendor/modules.txt")
+    if files.is_file("go.work"):
         facts.notes.append("go.work present: the workspace's modules build together")
-    _sources(files, repo, facts)
+    files.guarded("sources", lambda: _sources(files, repo, facts))
     facts.ci_tests = files.lines_matching(_CI_TEST)
     if facts.requires and not facts.has_go_sum and not facts.vendored:
         facts.notes.append("go.mod requires modules but there is no go.sum: versions are not pinned")

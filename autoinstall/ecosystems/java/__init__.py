@@ -18,6 +18,7 @@ from autoinstall.ecosystems.java.pins import constraints, freeze, warm
 from autoinstall.ecosystems.java.proposal import propose_plan
 from autoinstall.ecosystems.java.repairs import repair
 from autoinstall.ecosystems.java.survey import JavaFacts, survey
+from autoinstall.ecosystems.repofiles import is_file
 from autoinstall.ecosystems.rules import LockPinned
 from envs.spec import Plan
 
@@ -48,7 +49,7 @@ class JavaEcosystem(LockPinned):
     """The poms pin every version: the replay Dockerfile needs no constraints file."""
 
     def detect(self, repo: Path) -> bool:
-        return (repo / "pom.xml").is_file()
+        return is_file(repo, repo / "pom.xml")
 
     # The protocol methods that are this package's functions as they are.
     survey = staticmethod(survey)

@@ -76,8 +76,8 @@ def read_pom(files: RepoFiles, rel: str) -> ET.Element | None:
         return None
     try:
         return _strip(ET.fromstring(text))
-    except ET.ParseError as e:
-        files.notes.append(f"{rel}: malformed XML, ignored ({e})")
+    except (ET.ParseError, ValueError, RecursionError) as e:
+        files.note(f"{rel}: malformed XML, ignored ({str(e)[:200]})")
         return None
 
 
@@ -155,8 +155,8 @@ def _root_pom(files: RepoFiles, pom: ET.Element, facts: JavaFacts) -> None:
             facts.repositories.append(found.model_copy(update={"text": (url.text or "").strip()}))
 
 
-def _wrapper(files: RepoFiles, repo: Path, facts: JavaFacts) -> None:
-    if not (repo / "mvnw").is_file():
+def _wrapper(files: RepoFiles, facts: JavaFacts) -> None:
+    if not files.is_file("mvnw"):
         return
     for number, line in enumerate((files.text(WRAPPER_PROPERTIES) or "").splitlines(), 1):
         key, _, value = line.partition("=")
@@ -173,7 +173,7 @@ def _wrapper(files: RepoFiles, repo: Path, facts: JavaFacts) -> None:
                            "Debian's mvn is used instead")
 
 
-def _modules_and_tests(files: RepoFiles, repo: Path, facts: JavaFacts) -> None:
+def _modules_and_tests(files: RepoFiles, facts: JavaFacts) -> None:
     for module in facts.modules:
         rel = f"{module}/pom.xml"
         if (pom := read_pom(files, rel)) is not None:
@@ -193,11 +193,11 @@ def survey(repo: Path) -> JavaFacts:
     if pom is None:
         facts.notes.append("pom.xml could not be read")
     else:
-        _root_pom(files, pom, facts)
-        _java(files, pom, facts)
-        _dependencies(files, pom, "pom.xml", facts, root=True)
-    _wrapper(files, repo, facts)
-    _modules_and_tests(files, repo, facts)
+        files.guarded("pom.xml", lambda: _root_pom(files, pom, facts))
+        files.guarded("pom.xml", lambda: _java(files, pom, facts))
+        files.guarded("pom.xml", lambda: _dependencies(files, pom, "pom.xml", facts, root=True))
+    files.guarded("the Maven wrapper", lambda: _wrapper(files, facts))
+    files.guarded("modules and tests", lambda: _modules_and_tests(files, facts))
     facts.ci_tests = files.lines_matching(_CI_TEST)
     facts.notes += files.notes
     return facts

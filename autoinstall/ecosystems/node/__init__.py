@@ -19,6 +19,7 @@ from autoinstall.ecosystems.node.pins import constraints, freeze, warm
 from autoinstall.ecosystems.node.proposal import propose_plan
 from autoinstall.ecosystems.node.repairs import repair
 from autoinstall.ecosystems.node.survey import NodeFacts, survey
+from autoinstall.ecosystems.repofiles import is_file
 from autoinstall.ecosystems.rules import LockPinned
 from envs.spec import Plan
 
@@ -50,7 +51,7 @@ class NodeEcosystem(LockPinned):
     """What a leading ecosystem whose build or tests run Node borrows (companion.py)."""
 
     def detect(self, repo: Path) -> bool:
-        return (repo / "package.json").is_file()
+        return is_file(repo, repo / "package.json")
 
     # The protocol methods that are this package's functions as they are.
     survey = staticmethod(survey)

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from autoinstall.ecosystems.base import Companion, CompanionNeed
 from autoinstall.ecosystems.node.proposal import NPM_FLAGS, install_command, manager_step
 from autoinstall.ecosystems.node.survey import NodeFacts, survey
+from autoinstall.ecosystems.repofiles import is_file
 from envs.spec import Evidence, Step
 
 PACKAGES = ("nodejs", "npm")
@@ -68,7 +69,7 @@ def companion(need: CompanionNeed | None = None, repo: Path | None = None) -> Co
                 "builds its front end itself")
         return toolchain.model_copy(update={"notes": [note]})
     root = PurePosixPath(need.root).as_posix()
-    if not (Path(repo) / root / "package.json").is_file():
+    if not is_file(Path(repo), Path(repo) / root / "package.json"):  # nothing across a link out
         note = f"the tests run Node ({why}): Debian's nodejs/npm join the base image (no package.json to install)"
         return toolchain.model_copy(update={"notes": [note]})
     facts = survey(Path(repo) / root)

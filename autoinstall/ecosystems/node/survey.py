@@ -67,9 +67,9 @@ def _line(files: RepoFiles, key: str) -> Evidence:
     return files.evidence("package.json", f'"{key}"')
 
 
-def _manager(files: RepoFiles, root: Path, data: dict, facts: NodeFacts) -> None:
+def _manager(files: RepoFiles, data: dict, facts: NodeFacts) -> None:
     for lock, manager in LOCKS:
-        if (root / lock).is_file():
+        if files.is_file(lock):
             facts.lock_file, facts.manager = lock, manager
             facts.manager_evidence = Evidence(file=lock, line=1, text=lock)
             break
@@ -111,14 +111,14 @@ def _runner(script: str, dev: dict) -> str | None:
     return next((r for r in RUNNERS[:8] if r in dev), None)
 
 
-def _build(files: RepoFiles, root: Path, data: dict, facts: NodeFacts) -> None:
+def _build(files: RepoFiles, data: dict, facts: NodeFacts) -> None:
     scripts = facts.scripts
-    facts.typescript = (root / "tsconfig.json").is_file()
+    facts.typescript = files.is_file("tsconfig.json")
     entry = [data.get("main"), data.get("module"), data.get("types")]
     exports = data.get("exports")
     entry += [exports] if isinstance(exports, str) else re.findall(r'"(\./[^"]+)"', json.dumps(exports or {}))
-    missing = [e for e in entry if isinstance(e, str) and not (root / e).exists()
-               and not (root / f"{e}.js").exists()]
+    missing = [e for e in entry if isinstance(e, str) and files.kind(e, noted=False) == "missing"
+               and files.kind(f"{e}.js", noted=False) == "missing"]
     if "build" not in scripts or not (facts.typescript or missing):
         return
     if "build" in scripts.get("prepare", ""):
@@ -132,36 +132,44 @@ def survey(repo: Path) -> NodeFacts:
     """The Node.js facts of the checkout at `repo` (nothing is run)."""
     files = RepoFiles(repo)
     facts = NodeFacts(root=str(repo))
-    try:
-        data = json.loads(files.text("package.json") or "{}")
-    except ValueError as e:
-        facts.notes.append(f"package.json: malformed JSON, ignored ({e})")
-        data = {}
+    data = files.json("package.json")
+    if data is not None and not isinstance(data, dict):
+        files.note(f"package.json: a JSON {type(data).__name__}, not an object: ignored")
     data = data if isinstance(data, dict) else {}
+    files.guarded("package.json", lambda: _read(files, data, facts))
+    facts.ci_tests = files.lines_matching(_CI_TEST)
+    facts.ci_node = files.lines_matching(_CI_NODE, ())
+    facts.notes += files.notes
+    return facts
+
+
+def _read(files: RepoFiles, data: dict, facts: NodeFacts) -> None:
     facts.name = data.get("name") if isinstance(data.get("name"), str) else None
-    scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
+    scripts = files.table("package.json", data, "scripts")
     facts.scripts = {str(k): str(v) for k, v in scripts.items()}
-    deps = data.get("dependencies") if isinstance(data.get("dependencies"), dict) else {}
-    dev = data.get("devDependencies") if isinstance(data.get("devDependencies"), dict) else {}
+    deps = files.table("package.json", data, "dependencies")
+    dev = files.table("package.json", data, "devDependencies")
+    files.table("package.json", data, "engines")  # a note if it is not an object
     facts.dependencies, facts.dev_dependencies = len(deps), len(dev)
     if deps or dev:
         facts.dependency_evidence = _line(files, "dependencies" if deps else "devDependencies")
-    _manager(files, repo, data, facts)
+    _manager(files, data, facts)
     _node_version(files, data, facts)
     test = facts.scripts.get("test", "")
     if test and "no test specified" not in test:
         facts.test_script = test
         facts.test_evidence = files.evidence("package.json", '"test"', files.line_of("package.json", '"scripts"'))
         facts.runner = _runner(test, dev)
-        facts.runner_version = dev.get(facts.runner) if facts.runner else None
-    _build(files, repo, data, facts)
+        version = dev.get(facts.runner) if facts.runner else None
+        facts.runner_version = version if isinstance(version, str) else None
+    _build(files, data, facts)
     workspaces = data.get("workspaces")
     workspaces = workspaces.get("packages") if isinstance(workspaces, dict) else workspaces
     if isinstance(workspaces, list) and workspaces:
         facts.workspaces = [str(w) for w in workspaces]
         facts.notes.append(f"workspaces ({', '.join(facts.workspaces[:5])}): installed together; the root's "
                            "test script decides which packages are tested")
-    if (repo / "binding.gyp").is_file():
+    if files.is_file("binding.gyp"):
         facts.native.append(Evidence(file="binding.gyp", line=1, text="binding.gyp"))
     if "node-gyp" in deps or "node-gyp" in dev:
         facts.native.append(_line(files, "node-gyp"))
@@ -169,7 +177,3 @@ def survey(repo: Path) -> NodeFacts:
         if hook in facts.scripts:
             facts.notes.append(f"{hook} ({facts.scripts[hook][:60]}) is not run: the tests run with "
                                "--ignore-scripts (lint and coverage hooks are not the tests)")
-    facts.ci_tests = files.lines_matching(_CI_TEST)
-    facts.ci_node = files.lines_matching(_CI_NODE, ())
-    facts.notes += files.notes
-    return facts

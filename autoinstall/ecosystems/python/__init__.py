@@ -21,7 +21,7 @@ from autoinstall.ecosystems.python.survey import survey
 from autoinstall.ecosystems.python.survey.facts import RepoFacts
 from autoinstall.ecosystems.python.survey.rustbuild import takes_lead
 from autoinstall.ecosystems.python.timemachine import as_of
-from autoinstall.ecosystems.repofiles import RepoFiles
+from autoinstall.ecosystems.repofiles import RepoFiles, is_file
 from autoinstall.ecosystems.services import well_known_service
 from autoinstall.errors import AutoinstallError
 from envs.base import Sandbox, SandboxFactory
@@ -58,8 +58,8 @@ class PythonEcosystem:
     """Variables the replay Dockerfile points at the constraints file."""
 
     def detect(self, repo: Path) -> bool:
-        return any((repo / name).is_file() for name in MARKERS) or any(repo.glob("requirements*.txt")) \
-            or any(repo.glob("*.py"))
+        return any(is_file(repo, repo / name) for name in MARKERS) \
+            or any(is_file(repo, p) for pattern in ("requirements*.txt", "*.py") for p in repo.glob(pattern))
 
     def takes_lead(self, repo: Path) -> bool:
         """Lead even where Rust detects a root Cargo.toml: the package's build compiles the crate (maturin,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from autoinstall.ecosystems.repofiles import is_file
 from autoinstall.ecosystems.rules import LockPinned
 from autoinstall.ecosystems.rust.companion import PACKAGES, companion
 from autoinstall.ecosystems.rust.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
@@ -46,7 +47,7 @@ class RustEcosystem(LockPinned):
     """Cargo.lock pins every crate: the replay Dockerfile's lock step reads the constraints file itself."""
 
     def detect(self, repo: Path) -> bool:
-        return (repo / "Cargo.toml").is_file()
+        return is_file(repo, repo / "Cargo.toml")
 
     # The protocol methods that are this package's functions as they are.
     survey = staticmethod(survey)

@@ -66,8 +66,8 @@ class RustFacts(BaseModel):
 
 def _manifest(files: RepoFiles, facts: RustFacts) -> None:
     data = files.toml("Cargo.toml") or {}
-    package = data.get("package") or {}
-    if isinstance(package, dict) and package.get("name"):
+    package = files.table("Cargo.toml", data, "package")
+    if package.get("name"):
         facts.package = str(package["name"])
         facts.package_evidence = files.evidence("Cargo.toml", "name")
         edition = package.get("edition")
@@ -76,49 +76,60 @@ def _manifest(files: RepoFiles, facts: RustFacts) -> None:
         if isinstance(version, str):
             facts.rust_version = version
             facts.rust_version_evidence = files.evidence("Cargo.toml", "rust-version")
-    workspace = data.get("workspace") or {}
-    if isinstance(workspace, dict) and "members" in workspace:
-        facts.workspace_members = [str(m) for m in workspace.get("members") or []]
+    workspace = files.table("Cargo.toml", data, "workspace")
+    if "members" in workspace:
+        members = workspace.get("members")
+        facts.workspace_members = [m for m in members if isinstance(m, str)] if isinstance(members, list) \
+            else []
+        if members and not isinstance(members, list):
+            facts.notes.append("Cargo.toml: [workspace] members is not a list: ignored")
         facts.workspace_evidence = files.evidence("Cargo.toml", "[workspace]")
-        version = (workspace.get("package") or {}).get("rust-version")
+        version = files.table("Cargo.toml", data, "workspace", "package").get("rust-version")
         if isinstance(version, str) and facts.rust_version is None:
             facts.rust_version = version
             facts.rust_version_evidence = files.evidence("Cargo.toml", "rust-version")
-    facts.features = sorted(k for k in (data.get("features") or {}) if k != "default")
-    for table, into in (("dependencies", facts.dependencies), ("build-dependencies", facts.dependencies),
+    facts.features = sorted(k for k in files.table("Cargo.toml", data, "features") if k != "default")
+    for section, into in (("dependencies", facts.dependencies), ("build-dependencies", facts.dependencies),
                         ("dev-dependencies", facts.dev_dependencies)):
-        after = files.line_of("Cargo.toml", f"[{table}]")
-        for name in data.get(table) or {}:
+        after = files.line_of("Cargo.toml", f"[{section}]")
+        for name in files.table("Cargo.toml", data, section):
             found = files.evidence("Cargo.toml", name, after)
             into.append(found.model_copy(update={"text": str(name)}))
 
 
-def _members(files: RepoFiles, root: Path, facts: RustFacts) -> list[str]:
-    """Member folders (globs expanded) that have a Cargo.toml, relative to the root."""
+
+def _members(files: RepoFiles, facts: RustFacts) -> list[str]:
+    """Member folders (globs expanded) of the checkout that have a Cargo.toml, relative to the root."""
     found = []
     for pattern in facts.workspace_members:
-        for path in sorted(root.glob(pattern)) if any(c in pattern for c in "*?[") else [root / pattern]:
-            if (path / "Cargo.toml").is_file():
-                found.append(files.rel(path))
+        if pattern.startswith("/") or ".." in pattern.split("/"):
+            facts.notes.append(f"Cargo.toml: workspace member {pattern[:100]!r} is outside the checkout: "
+                               "ignored")
+            continue
+        paths = files.glob(pattern) if any(c in pattern for c in "*?[") else [files.root / pattern]
+        for path in paths:
+            rel = files.rel(path)
+            if files.is_file(f"{rel}/Cargo.toml") and rel not in found:
+                found.append(rel)
     return found
 
 
-def _sys_and_build(files: RepoFiles, root: Path, facts: RustFacts, members: list[str]) -> None:
+def _sys_and_build(files: RepoFiles, facts: RustFacts, members: list[str]) -> None:
     seen: set[str] = set()
     for folder in ["", *members]:
         manifest = f"{folder}/Cargo.toml" if folder else "Cargo.toml"
-        data = files.toml(manifest) if folder else files.toml("Cargo.toml")
-        if (root / folder / "build.rs").is_file():
+        data = files.toml(manifest)
+        if files.is_file(f"{folder}/build.rs" if folder else "build.rs"):
             facts.build_scripts.append(Evidence(file=f"{folder}/build.rs" if folder else "build.rs", line=1,
                                                 text="build.rs"))
-        for table in ("dependencies", "build-dependencies"):
-            for name in (data or {}).get(table) or {}:
+        for section in ("dependencies", "build-dependencies"):
+            for name in files.table(manifest, data, section):
                 if name in SYS_PACKAGES and name not in seen:
                     seen.add(name)
-                    found = files.evidence(manifest, name, files.line_of(manifest, f"[{table}]"))
+                    found = files.evidence(manifest, name, files.line_of(manifest, f"[{section}]"))
                     facts.sys_crates.append(found.model_copy(update={"text": name}))
-    lock = files.toml("Cargo.lock") or {}
-    for entry in lock.get("package") or []:
+    packages = (files.toml("Cargo.lock") or {}).get("package")
+    for entry in packages if isinstance(packages, list) else []:
         name = entry.get("name", "") if isinstance(entry, dict) else ""
         if isinstance(entry, dict) and entry.get("source"):
             facts.locked_packages += 1
@@ -137,7 +148,7 @@ def _toolchain(files: RepoFiles, facts: RustFacts) -> None:
                 return
 
 
-def _tests_and_ci(files: RepoFiles, root: Path, facts: RustFacts) -> None:
+def _tests_and_ci(files: RepoFiles, facts: RustFacts) -> None:
     for path in files.walk((".rs",), limit=20000):
         rel = files.rel(path)
         if rel.startswith("target/") or "/target/" in rel:
@@ -151,15 +162,16 @@ def survey(repo: Path) -> RustFacts:
     """The Rust facts of the checkout at `repo` (nothing is run)."""
     files = RepoFiles(repo)
     facts = RustFacts(root=str(repo))
-    _manifest(files, facts)
+    files.guarded("Cargo.toml", lambda: _manifest(files, facts))
     if facts.package is None and not facts.workspace_members:
         facts.notes.append("Cargo.toml: neither a [package] name nor [workspace] members")
-    members = _members(files, repo, facts)
-    facts.has_lock = (repo / "Cargo.lock").is_file()
-    _sys_and_build(files, repo, facts, members)
-    _toolchain(files, facts)
-    _tests_and_ci(files, repo, facts)
-    if (repo / ".cargo" / "config.toml").is_file() or (repo / ".cargo" / "config").is_file():
+    members: list[str] = []
+    files.guarded("workspace members", lambda: members.extend(_members(files, facts)))
+    facts.has_lock = files.is_file("Cargo.lock")
+    files.guarded("build scripts", lambda: _sys_and_build(files, facts, members))
+    files.guarded("rust-toolchain", lambda: _toolchain(files, facts))
+    files.guarded("tests", lambda: _tests_and_ci(files, facts))
+    if files.is_file(".cargo/config.toml") or files.is_file(".cargo/config"):
         facts.notes.append(".cargo/config present: its settings (target, rustflags, sources) apply to every step")
     facts.notes += files.notes
     return facts

@@ -20,6 +20,7 @@ from autoinstall.ecosystems.python.proposal.testcmd import checks, choose_tests
 from autoinstall.ecosystems.python.pypi_names import distribution_for, normalize, requirement_name
 from autoinstall.ecosystems.python.survey.facts import RepoFacts, Requirement
 from autoinstall.ecosystems.python.timemachine import exemption_step
+from autoinstall.ecosystems.repofiles import kind_of
 from autoinstall.ecosystems.services import with_services
 from envs.spec import Evidence, Plan, Step
 
@@ -98,7 +99,7 @@ def _project_step(facts: RepoFacts, sel: Selection, repo: Path, no_isolation: bo
     if extras:
         why += f", with the test extras {', '.join(extras)}"
     versioning = facts.versioning
-    if versioning and versioning.needs_vcs and not (repo / ".git").exists():
+    if versioning and versioning.needs_vcs and kind_of(repo, repo / ".git") not in ("dir", "file"):
         command = f"{VCS_ENV.get(versioning.scheme, VCS_ENV['setuptools-scm'])} {command}"
         why += (
             f"; {versioning.scheme} reads the version from git and the checkout has no .git, so one is given"

@@ -35,12 +35,7 @@ READ_CAP = 256 * 1024
 
 
 def _includes(repo: Path, rel: str) -> list[tuple[str, int]]:
-    path = repo / rel
-    try:
-        with path.open("rb") as handle:
-            text = handle.read(READ_CAP).decode("utf-8", "replace")
-    except OSError:
-        return []
+    text = (RepoFiles(repo).text(rel) or "")[:READ_CAP]  # nothing across a link out, no FIFO, under a cap
     return [(m.group("c") or m.group("pyx"), text.count("\n", 0, m.start()) + 1) for m in INCLUDE.finditer(text)]
 
 

@@ -94,10 +94,9 @@ def _lock(facts: RepoFacts | None) -> PythonHint | None:
 
 def _ci_matrix(files: RepoFiles) -> PythonHint | None:
     """Versions under a `python-version:` (or `python:`) key of the GitHub workflows, inline or as a list."""
-    workflows = files.root / ".github" / "workflows"
     found: list[str] = []
     first: Evidence | None = None
-    for path in sorted(workflows.glob("*.y*ml")) if workflows.is_dir() else []:
+    for path in files.workflows():
         rel = files.rel(path)
         lines = (files.text(rel) or "").splitlines()
         for i, line in enumerate(lines):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from autoinstall.ecosystems.python.survey.facts import RepoFacts
 from autoinstall.ecosystems.python.survey.tasks import expand_envlist
+from autoinstall.ecosystems.repofiles import RepoFiles, kind_of
 from envs.spec import Check, Evidence
 from envs.testrun.unittest_runner import listing_check
 
@@ -145,10 +146,10 @@ def is_test_script(repo: Path, script: str) -> bool:
     if script.startswith("-m"):
         return True
     named = bool(re.search(r"test", script, re.IGNORECASE))
-    try:
-        text = (repo / script).read_text(errors="replace")[:200_000]
-    except OSError:
+    text = RepoFiles(repo).text(script)  # nothing across a link out of the checkout, no FIFO, under a cap
+    if text is None:
         return named  # not in the checkout (an earlier step makes it): its path is all there is
+    text = text[:200_000]
     return bool(RUNS_TESTS.search(text)) or (named and not text.strip())
 
 
@@ -180,7 +181,7 @@ def _pytest_args(words: list[str], repo: Path, test_dirs: list[str]) -> list[str
             word.startswith("-")
             or "{" not in word
             and "$" not in word
-            and (repo / word.split("::")[0]).exists()
+            and kind_of(repo, repo / word.split("::")[0]) in ("file", "dir")
         ):
             kept.append(word if word.startswith("-") or word == "./" else word.removeprefix("./"))
         i += 1
@@ -203,7 +204,7 @@ def _pytest_words(command: str) -> list[str] | None:
 def _default_args(facts: RepoFacts, repo: Path) -> list[str]:
     if facts.pytest and facts.pytest.testpaths:
         return []
-    dirs = [d for d in facts.tests.dirs if d != "." and (repo / d).is_dir()]
+    dirs = [d for d in facts.tests.dirs if d != "." and kind_of(repo, repo / d) == "dir"]
     return sorted({d.split("/")[0] for d in dirs} if len(dirs) > 3 else dirs)
 
 

@@ -10,7 +10,6 @@ Files are read through `autoinstall/ecosystems/repofiles.py` (safe loaders, shar
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 
 from autoinstall.ecosystems.python.survey.ci import read_ci_and_tasks
@@ -26,17 +25,9 @@ from autoinstall.ecosystems.python.survey.nodebuild import read_node_build
 from autoinstall.ecosystems.python.survey.rustbuild import read_rust_build
 from autoinstall.ecosystems.python.survey.tasks import read_hatch, read_nox, read_tox
 from autoinstall.ecosystems.python.survey.testing import read_pytest_config, read_test_layout
-from autoinstall.ecosystems.repofiles import RepoFiles
+from autoinstall.ecosystems.repofiles import RepoFiles, kind_of
 
 __all__ = ["RepoFacts", "survey"]
-
-
-def _guarded(files: RepoFiles, what: str, read: Callable[[], None]) -> None:
-    """Run one reader; a file shaped in a way it does not expect becomes a note, not a crash."""
-    try:
-        read()
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError, OSError, RecursionError) as e:
-        files.notes.append(f"{what}: skipped part of the survey ({type(e).__name__}: {e})")
 
 
 def survey(repo: Path) -> RepoFacts:
@@ -56,15 +47,16 @@ def survey(repo: Path) -> RepoFacts:
         msg = f"{repo} is not a directory"
         raise NotADirectoryError(msg)
     files = RepoFiles(repo)
-    facts = RepoFacts(root=str(repo), has_git=(repo / ".git").exists())
+    facts = RepoFacts(root=str(repo), has_git=kind_of(repo, repo / ".git") in ("dir", "file"))
     for reader in (read_project, read_requirements, read_tox, read_nox, read_hatch, read_ci_and_tasks):
-        _guarded(files, reader.__name__, lambda r=reader: r(files, facts))
-    local = read_packages(files, facts)
-    _guarded(files, "read_pytest_config", lambda: read_pytest_config(files, facts, local))
-    _guarded(files, "read_test_layout", lambda: read_test_layout(files, facts))
-    _guarded(files, "read_imports", lambda: read_imports(files, facts, local))
-    _guarded(files, "read_compiled", lambda: read_compiled(files, facts))
-    _guarded(files, "read_rust_build", lambda: read_rust_build(files, facts))
-    _guarded(files, "read_node_build", lambda: read_node_build(files, facts))
+        files.guarded(reader.__name__, lambda r=reader: r(files, facts))
+    local: set[str] = set()
+    files.guarded("read_packages", lambda: local.update(read_packages(files, facts)))
+    files.guarded("read_pytest_config", lambda: read_pytest_config(files, facts, local))
+    files.guarded("read_test_layout", lambda: read_test_layout(files, facts))
+    files.guarded("read_imports", lambda: read_imports(files, facts, local))
+    files.guarded("read_compiled", lambda: read_compiled(files, facts))
+    files.guarded("read_rust_build", lambda: read_rust_build(files, facts))
+    files.guarded("read_node_build", lambda: read_node_build(files, facts))
     facts.notes = files.notes + facts.notes
     return facts

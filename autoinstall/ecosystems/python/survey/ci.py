@@ -48,8 +48,7 @@ def _add_service(files: RepoFiles, facts: RepoFacts, rel: str, name: str, conf: 
 
 
 def _github(files: RepoFiles, facts: RepoFacts) -> None:
-    folder = files.root / ".github" / "workflows"
-    for path in sorted(folder.glob("*.y*ml")) if folder.is_dir() else []:
+    for path in files.workflows():
         rel = files.rel(path)
         data = files.yaml(rel)
         jobs = data.get("jobs") if isinstance(data, dict) else None
@@ -70,7 +69,7 @@ def _github(files: RepoFiles, facts: RepoFacts) -> None:
 
 def _gitlab_travis(files: RepoFiles, facts: RepoFacts) -> None:
     for rel in (".gitlab-ci.yml", ".travis.yml"):
-        data = files.yaml(rel) if (files.root / rel).is_file() else None
+        data = files.yaml(rel) if files.is_file(rel) else None
         if not isinstance(data, dict):
             continue
         jobs = {k: v for k, v in data.items() if isinstance(v, dict)}
@@ -141,14 +140,14 @@ def _code_blocks(text: str, markdown: bool) -> list[tuple[int, str]]:
 
 
 def _docs(files: RepoFiles, facts: RepoFacts) -> None:
-    candidates = [p for p in sorted(files.root.iterdir()) if p.is_file() and DOC_NAMES.match(p.name)]
+    candidates = [p for p in files.listdir() if DOC_NAMES.match(p.name) and files.is_file(files.rel(p))]
     for folder in ("docs", ".github", "doc"):
-        if (files.root / folder).is_dir():
-            candidates += [
-                p
-                for p in sorted((files.root / folder).iterdir())
-                if p.is_file() and re.match(r"(contributing|development|install)", p.name, re.IGNORECASE)
-            ]
+        candidates += [
+            p
+            for p in files.listdir(folder)
+            if re.match(r"(contributing|development|install)", p.name, re.IGNORECASE)
+            and files.is_file(files.rel(p))
+        ]
     for path in candidates:
         rel = files.rel(path)
         text = files.text(rel) or ""
@@ -173,7 +172,7 @@ def read_ci_and_tasks(files: RepoFiles, facts: RepoFacts) -> None:
         ("Justfile", "just"),
         (".justfile", "just"),
     ):
-        if (files.root / rel).is_file():
+        if files.is_file(rel):
             _recipes(files, facts, rel, source)
     _poe(files, facts)
     _docs(files, facts)

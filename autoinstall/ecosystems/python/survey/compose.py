@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from autoinstall.ecosystems.python.survey.facts import RepoFacts, Service
-from autoinstall.ecosystems.repofiles import RepoFiles, inside
+from autoinstall.ecosystems.repofiles import RepoFiles
 from autoinstall.ecosystems.services import not_in_debian, service_named
 
 FOLDERS = ("", "tests", "test", "ci", ".ci", "docker")
@@ -71,9 +71,8 @@ def compose_files(files: RepoFiles) -> list[str]:
     """The compose files the survey reads, root first."""
     found = []
     for folder in FOLDERS:
-        where = files.root / folder
-        if where.is_dir() and inside(files.root, where):  # a folder linked out of the checkout is not listed
-            found += [files.rel(p) for p in sorted(where.iterdir()) if p.is_file() and COMPOSE_FILE.match(p.name)]
+        found += [files.rel(p) for p in files.listdir(folder)  # a folder linked out of the checkout: none
+                  if COMPOSE_FILE.match(p.name) and files.is_file(files.rel(p))]
     return found
 
 

@@ -15,7 +15,7 @@ from autoinstall.ecosystems.python.survey.facts import (
 )
 from autoinstall.ecosystems.python.survey.locks import read_locks
 from autoinstall.ecosystems.python.survey.testing import TEST_DIR_NAMES
-from autoinstall.ecosystems.repofiles import RepoFiles
+from autoinstall.ecosystems.repofiles import RepoFiles, table
 from envs.spec import Evidence
 
 REQUIREMENT_GLOBS = [
@@ -110,24 +110,25 @@ def read_requirements(files: RepoFiles, facts: RepoFacts) -> None:
     """Requirements files at the root and in the usual folders, and lock files."""
     seen: set[str] = set()
     for pattern in REQUIREMENT_GLOBS:
-        for path in sorted(files.root.glob(pattern)):
+        for path in files.glob(pattern):
             rel = files.rel(path)
-            if path.is_file() and rel not in seen:
+            if files.is_file(rel) and rel not in seen:
                 seen.add(rel)
                 facts.requirements_files.append(_parse_requirements(files, rel))
-    facts.lock_files = [name for name in LOCK_FILES if (files.root / name).is_file()]
+    facts.lock_files = [name for name in LOCK_FILES if files.is_file(name)]
     read_locks(files, facts)
 
 
 def _package_hints(files: RepoFiles) -> set[str]:
     """Package names the build configuration lists explicitly (poetry, setuptools, flit)."""
-    tool = (files.toml("pyproject.toml") or {}).get("tool") or {}
+    tool = table(files.toml("pyproject.toml"), "tool")
     hints = set()
-    for entry in (tool.get("poetry") or {}).get("packages") or []:
+    packages = table(tool, "poetry").get("packages")
+    for entry in packages if isinstance(packages, list) else []:
         if isinstance(entry, dict) and isinstance(entry.get("include"), str):
             hints.add(entry["include"].split("/")[0])
     for key in ("packages", "py-modules"):
-        value = (tool.get("setuptools") or {}).get(key)
+        value = table(tool, "setuptools").get(key)
         hints.update(v.split(".")[0] for v in value if isinstance(v, str)) if isinstance(
             value, list
         ) else None
@@ -143,11 +144,13 @@ def _package_hints(files: RepoFiles) -> set[str]:
 def read_packages(files: RepoFiles, facts: RepoFacts) -> set[str]:
     """The project's top-level import names; returns every module name local to the repository."""
     found: list[str] = []
-    for base, strict in ((files.root, True), (files.root / "src", False), (files.root / "lib", True)):
-        for entry in sorted(base.iterdir()) if base.is_dir() else []:
-            name = entry.name
-            if entry.is_dir() and name not in NOT_PACKAGES and name.isidentifier():
-                if (entry / "__init__.py").is_file() or (not strict and any(entry.glob("*.py"))):
+    loose = len(files.glob("*.py"))
+    for folder, strict in ((".", True), ("src", False), ("lib", True)):
+        base = files.root / folder
+        for entry in files.listdir(folder):
+            name, rel = entry.name, files.rel(entry)
+            if name not in NOT_PACKAGES and name.isidentifier() and files.is_dir(rel):
+                if files.is_file(f"{rel}/__init__.py") or (not strict and files.glob(f"{rel}/*.py")):
                     found.append(name)
             elif (
                 base.name != "lib"
@@ -156,13 +159,13 @@ def read_packages(files: RepoFiles, facts: RepoFacts) -> set[str]:
                 and not entry.stem.startswith("__")
                 and entry.stem not in NOT_MODULES
                 and not entry.stem.startswith("test")
-                and (base != files.root or len(list(base.glob("*.py"))) <= 3)
+                and (base != files.root or loose <= 3)
             ):
                 found.append(entry.stem)
     hints = [h for h in _package_hints(files) if h.isidentifier()]
-    dirs = {n for n in found if (files.root / n).is_dir() or (files.root / "src" / n).is_dir()}
+    dirs = {n for n in found if files.is_dir(n) or files.is_dir(f"src/{n}")}
     if dirs:  # a real package exists: loose top-level scripts (app.py, clock.py) are not the project
-        found = [n for n in found if n in dirs or n in hints or (files.root / "src" / f"{n}.py").is_file()]
+        found = [n for n in found if n in dirs or n in hints or files.is_file(f"src/{n}.py")]
     found += [h for h in hints if h not in found]
     wanted = re.sub(r"[-.]", "_", (facts.project_name or "").lower())
     facts.packages = sorted(set(found), key=lambda n: (n.lower() != wanted, n))
@@ -183,11 +186,11 @@ def _is_test_path(rel: str) -> bool:
     )
 
 
-def _in_nested_project(folder: Path, nested: dict[Path, bool]) -> bool:
+def _in_nested_project(files: RepoFiles, folder: Path, nested: dict[Path, bool]) -> bool:
     """True inside a sub-folder that is a project of its own (test fixtures, vendored projects)."""
     if folder not in nested:
-        own = any((folder / name).is_file() for name in ("pyproject.toml", "setup.py"))
-        nested[folder] = own or _in_nested_project(folder.parent, nested)
+        own = any(files.is_file(files.rel(folder / name)) for name in ("pyproject.toml", "setup.py"))
+        nested[folder] = own or _in_nested_project(files, folder.parent, nested)
     return nested[folder]
 
 
@@ -199,7 +202,7 @@ def read_imports(files: RepoFiles, facts: RepoFacts, local: set[str]) -> None:
         rel = files.rel(path)
         if set(rel.split("/")[:-1]) & IMPORT_SKIP_DIRS or rel in ("noxfile.py", "fabfile.py", "tasks.py"):
             continue
-        if _in_nested_project(path.parent, nested):
+        if _in_nested_project(files, path.parent, nested):
             continue
         text = files.text(rel)
         if text is None:
@@ -242,7 +245,7 @@ def read_compiled(files: RepoFiles, facts: RepoFacts) -> None:
         count += 1
         if count >= 5:
             break
-    if (files.root / "Cargo.toml").is_file():
+    if files.is_file("Cargo.toml"):
         facts.c_extensions.append(
             Named(name="Cargo.toml", evidence=files.evidence("Cargo.toml", "[package]"))
         )

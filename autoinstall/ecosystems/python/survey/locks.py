@@ -28,7 +28,7 @@ def read_locks(files: RepoFiles, facts: RepoFacts) -> None:
     readers = (("uv.lock", "uv", _uv_pins), ("poetry.lock", "poetry", _package_pins),
                ("pdm.lock", "pdm", _package_pins))
     for path, kind, read in readers:
-        data = files.toml(path) if (files.root / path).is_file() else None
+        data = files.toml(path) if files.is_file(path) else None
         if isinstance(data, dict):
             packages = [p for p in data.get("package") or [] if isinstance(p, dict) and p.get("name")]
             locked = {normalize(str(p["name"])) for p in packages}
@@ -84,7 +84,7 @@ def _package_pins(packages: list[dict[str, Any]], facts: RepoFacts) -> list[str]
 
 
 def _pipfile(files: RepoFiles, facts: RepoFacts) -> LockFile | None:
-    text = files.text("Pipfile.lock") if (files.root / "Pipfile.lock").is_file() else None
+    text = files.text("Pipfile.lock") if files.is_file("Pipfile.lock") else None
     if text is None:
         return None
     try:

@@ -9,12 +9,11 @@ built separately) is no need: Node stays out of the image.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from autoinstall.ecosystems.base import CompanionNeed
 from autoinstall.ecosystems.python.survey.facts import RepoFacts
 from autoinstall.ecosystems.python.survey.rustbuild import TEST_FILE
-from autoinstall.ecosystems.repofiles import RepoFiles
+from autoinstall.ecosystems.repofiles import RepoFiles, table
 from envs.spec import Evidence
 
 FRONTEND_BUILDERS = re.compile(r"^\s*(hatch[-_]jupyter[-_]builder|jupyter[-_]packaging)\b", re.IGNORECASE)
@@ -43,11 +42,12 @@ def _first_match(files: RepoFiles, rel: str) -> Evidence | None:
 
 
 def _build_evidence(files: RepoFiles) -> Evidence | None:
-    pyproject = files.toml("pyproject.toml") if (files.root / "pyproject.toml").is_file() else None
-    for requirement in ((pyproject or {}).get("build-system") or {}).get("requires") or []:
+    pyproject = files.toml("pyproject.toml") if files.is_file("pyproject.toml") else None
+    requires = table(pyproject, "build-system").get("requires")
+    for requirement in requires if isinstance(requires, list) else []:
         if m := FRONTEND_BUILDERS.match(str(requirement)):
             return files.evidence("pyproject.toml", m.group(1))
-    if (files.root / "setup.py").is_file():
+    if files.is_file("setup.py"):
         return _first_match(files, "setup.py")
     return None
 
@@ -62,12 +62,13 @@ def _test_evidence(files: RepoFiles) -> Evidence | None:
     return None
 
 
-def _package_dir(repo: Path) -> str:
+def _package_dir(files: RepoFiles) -> str:
     """The root when it has a package.json, else the one folder (two levels at most) that has one, else the root."""
-    if (repo / "package.json").is_file():
+    if files.is_file("package.json"):
         return "."
-    found = sorted({p.parent.relative_to(repo).as_posix() for pattern in ("*/package.json", "*/*/package.json")
-                    for p in repo.glob(pattern) if "node_modules" not in p.parts})
+    found = sorted({p.parent.relative_to(files.root).as_posix()
+                    for pattern in ("*/package.json", "*/*/package.json") for p in files.glob(pattern)
+                    if "node_modules" not in p.parts and files.is_file(files.rel(p))})
     return found[0] if len(found) == 1 else "."
 
 
@@ -80,7 +81,7 @@ def node_need(files: RepoFiles) -> CompanionNeed | None:
         kind = "tests"
     else:
         return None
-    return CompanionNeed(ecosystem="node", root=_package_dir(files.root), evidence=evidence, needed_by=kind)
+    return CompanionNeed(ecosystem="node", root=_package_dir(files), evidence=evidence, needed_by=kind)
 
 
 def read_node_build(files: RepoFiles, facts: RepoFacts) -> None:

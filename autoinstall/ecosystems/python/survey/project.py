@@ -31,6 +31,9 @@ BACKENDS: list[tuple[str, BuildBackend]] = [
     ("mesonpy", "meson"),
 ]
 COMPILED_BACKENDS = ("maturin", "scikit-build", "meson")
+TOOLS_READ = ("poetry", "pytest", "setuptools", "setuptools_scm", "hatch", "pdm", "tox", "maturin",
+              "setuptools-rust", "uv", "poe")
+"""The [tool.*] tables the survey reads (one that is not a table is ignored, with a note)."""
 
 
 def _strs(value: Any) -> list[str]:
@@ -42,14 +45,14 @@ def _reqs(files: RepoFiles, specs: list[str], after: int) -> list[Requirement]:
 
 
 def _build(files: RepoFiles, data: dict[str, Any]) -> BuildInfo:
-    system = data.get("build-system") if isinstance(data.get("build-system"), dict) else {}
+    system = files.table(PYPROJECT, data, "build-system")
     path = str(system.get("build-backend") or "")
     requires = _strs(system.get("requires"))
     backend: BuildBackend | None = next((b for key, b in BACKENDS if key in path), "other" if path else None)
     evidence = files.evidence(PYPROJECT, "build-backend") if path else None
-    if backend is None and (files.root / SETUP_PY).is_file():
+    if backend is None and files.is_file(SETUP_PY):
         backend, evidence = "setup.py", files.evidence(SETUP_PY, "setup(")
-    elif backend is None and (requires or "project" in data or (files.root / SETUP_CFG).is_file()):
+    elif backend is None and (requires or "project" in data or files.is_file(SETUP_CFG)):
         backend, evidence = (
             "setuptools",
             files.evidence(PYPROJECT, "[build-system]" if requires else "[project]"),
@@ -164,7 +167,13 @@ def read_project(files: RepoFiles, facts: RepoFacts) -> None:
     """Fill the build, python range, dependencies, extras, groups, scripts and versioning facts."""
     data = files.toml(PYPROJECT) or {}
     facts.build = _build(files, data)
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    tool = files.table(PYPROJECT, data, "tool")
+    for section in ("project", "dependency-groups"):  # a note for each that is not a table, as for the tools
+        files.table(PYPROJECT, data, section)
+    for name in TOOLS_READ:
+        files.table(PYPROJECT, tool, name)
+    if not isinstance(files.table(PYPROJECT, data, "build-system").get("requires", []), list):
+        files.note(f"{PYPROJECT}: build-system.requires is not a list: ignored")
     if isinstance(data.get("project"), dict):
         _pep621(files, facts, data["project"])
     facts.dependency_groups = _dependency_groups(files, data.get("dependency-groups"))
@@ -189,7 +198,7 @@ def read_project(files: RepoFiles, facts: RepoFacts) -> None:
     read_setup_cfg(files, facts)
     read_setup_py(files, facts)
     facts.versioning = _versioning(files, data, facts.build.requires) or facts.versioning
-    if facts.versioning is None and (files.root / "versioneer.py").is_file():
+    if facts.versioning is None and files.is_file("versioneer.py"):
         facts.versioning = Versioning(
             scheme="versioneer", evidence=files.evidence("versioneer.py", "versioneer")
         )

@@ -20,6 +20,20 @@ SETUP_PY = "setup.py"
 SETUP_CFG = "setup.cfg"
 
 
+def parse_python(files: RepoFiles, rel: str, text: str, *, noted: bool = True) -> ast.Module | None:
+    """The module's syntax tree, or None with a note: a syntax error, a NUL byte, or nesting deep enough to
+    exhaust the parser (MemoryError, RecursionError) is the file's fault, never a crash."""
+    try:
+        return ast.parse(text)
+    except SyntaxError as e:
+        why = f"{e.msg}, line {e.lineno}"
+    except (ValueError, MemoryError, RecursionError) as e:
+        why = f"{type(e).__name__}: {str(e)[:100]}".rstrip(": ")
+    if noted:
+        files.note(f"{rel}: cannot be parsed ({why}); not read")
+    return None
+
+
 def _module_constants(tree: ast.Module) -> dict[str, ast.expr]:
     consts: dict[str, ast.expr] = {}
     for node in tree.body:
@@ -88,10 +102,7 @@ def read_setup_py(files: RepoFiles, facts: RepoFacts) -> None:
     text = files.text(SETUP_PY)
     if text is None:
         return
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as e:
-        files.notes.append(f"{SETUP_PY}: cannot be parsed ({e.msg}, line {e.lineno}); not read")
+    if (tree := parse_python(files, SETUP_PY, text)) is None:
         return
     for needle in ("ext_modules", "Extension(", "cythonize(", "cffi_modules"):
         if needle in text:

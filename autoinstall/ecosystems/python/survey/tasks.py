@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from autoinstall.ecosystems.python.survey.facts import RepoFacts, Requirement, TaskEnv, is_test_name
+from autoinstall.ecosystems.python.survey.setuppy import parse_python
 from autoinstall.ecosystems.repofiles import RepoFiles
 
 TEST_TOOLS = re.compile(r"\b(pytest|py\.test|unittest|testtools\.run|trial|nose2?|stestr|subunit)\b")
@@ -247,10 +248,7 @@ def read_nox(files: RepoFiles, facts: RepoFacts) -> None:
     text = files.text(rel)
     if text is None:
         return
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as e:
-        files.notes.append(f"{rel}: cannot be parsed ({e.msg}, line {e.lineno}); not read")
+    if (tree := parse_python(files, rel, text)) is None:
         return
     consts: dict[str, list[str]] = {}
     defaults: list[str] | None = None

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from autoinstall.ecosystems.python.survey.facts import RepoFacts, Service, ServiceSource
+from autoinstall.ecosystems.python.survey.setuppy import parse_python
 from autoinstall.ecosystems.python.survey.tasks import tox_substitute
 from autoinstall.ecosystems.repofiles import RepoFiles
 from autoinstall.ecosystems.services import LOOPBACK, ServiceKind, service_named, service_url
@@ -98,9 +99,7 @@ def _strings(node: ast.AST | None) -> dict[str, str]:
 def _nox_env(files: RepoFiles, facts: RepoFacts) -> None:
     rel = "noxfile.py"
     text = files.text(rel)
-    try:
-        tree = ast.parse(text or "")
-    except SyntaxError:
+    if (tree := parse_python(files, rel, text or "", noted=False)) is None:
         return  # read_nox has noted it
     lines = (text or "").splitlines()
     for func in [n for n in tree.body if isinstance(n, ast.FunctionDef)]:

@@ -66,7 +66,7 @@ FIXTURE_PLUGINS = [
 def _config_source(files: RepoFiles) -> tuple[str, dict[str, Any]] | None:
     """The file pytest reads its configuration from, in pytest's order, and its options."""
     for rel in ("pytest.ini", ".pytest.ini"):
-        cfg = files.ini(rel) if (files.root / rel).is_file() else None
+        cfg = files.ini(rel) if files.is_file(rel) else None
         if cfg is not None:
             return rel, dict(cfg.items("pytest")) if cfg.has_section("pytest") else {}
     tool = ((files.toml("pyproject.toml") or {}).get("tool") or {}).get("pytest")
