@@ -15,6 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 DEFAULT_OUTPUT_CAP = 1024 * 1024
 """Bytes kept per stream by `exec` by default (head and tail are kept, the middle is dropped)."""
+REPORT_CAP_BYTES = 32 * 1024 * 1024
+"""Bytes of one file the host reads from a sandbox at most (a JUnit report, a coverage map, a log): the
+default `limit` of `read_file`. Whatever the sandbox's code wrote past it is never fetched (a 600 MB sparse
+report costs the host this much memory and no disk); `read_capped` says when a file was cut."""
 
 LABEL = "autoinstall"
 """Label put on every container and image we create; `autoinstall cleanup` looks for it."""
@@ -124,13 +128,31 @@ class Sandbox(Protocol):
         ...
 
     def get(self, src: str, dest: Path) -> None:
-        """Copy a file or directory out of the sandbox to the host path `dest`."""
+        """Copy a file or directory out of the sandbox to the host path `dest`. Not capped: what the sandbox's
+        code wrote (reports, logs, outputs) is read with `read_file`, which is."""
         ...
 
     def write_file(self, path: str, data: bytes) -> None: ...
 
-    def read_file(self, path: str) -> bytes:
-        """Raises FileNotFoundError when `path` does not exist in the sandbox."""
+    def read_file(self, path: str, *, limit: int = REPORT_CAP_BYTES) -> bytes:
+        """The bytes of a file in the sandbox: all of them, or the first `limit` of a longer one.
+
+        At most `limit` bytes are held on the host, and about that much fetched from the sandbox, however big
+        the file (a sparse one included). A file exactly `limit` long cannot be told from a longer one: ask
+        for one byte more, as `read_capped` does, to know whether it was cut.
+
+        Args:
+            path: the file, inside the sandbox.
+            limit: bytes returned at most (default REPORT_CAP_BYTES).
+
+        Returns:
+            The file's first `limit` bytes.
+
+        Raises:
+            FileNotFoundError: `path` does not exist, or is not a regular file (a link, a FIFO, a device).
+            IsADirectoryError: `path` is a directory.
+            EnvError: the backend failed.
+        """
         ...
 
     def snapshot(self, label: str) -> str:
@@ -148,6 +170,15 @@ class Sandbox(Protocol):
     def open_stream(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> Stream:
         """Start a long-lived process and return a stream to its stdin/stdout (stderr is discarded)."""
         ...
+
+
+def read_capped(sandbox: Sandbox, path: str, cap: int = REPORT_CAP_BYTES) -> tuple[bytes, str]:
+    """The first `cap` bytes of a file in `sandbox`, and a note saying it was cut there ("" when it was read
+    whole): what a caller parsing a report keeps in its log. Raises as `Sandbox.read_file`."""
+    data = sandbox.read_file(path, limit=cap + 1)
+    if len(data) <= cap:
+        return data, ""
+    return data[:cap], f"{path} was cut at {cap} bytes (the host reads no more of a file)"
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, Field
 
-from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult
+from envs.base import DEFAULT_OUTPUT_CAP, LABEL, REPORT_CAP_BYTES, ExecResult
 from envs.errors import EnvError, EnvNotStartedError, ImageBuildError, ImageNotFoundError
 
 Answer = ExecResult | int | str | None
@@ -196,11 +196,11 @@ class FakeSandbox:
         self._record("write_file", path=path, size=len(data))
         self.files[self._path(path)] = bytes(data)
 
-    def read_file(self, path: str) -> bytes:
-        """Stored bytes; FileNotFoundError when absent."""
-        self._record("read_file", path=path)
+    def read_file(self, path: str, *, limit: int = REPORT_CAP_BYTES) -> bytes:
+        """The first `limit` stored bytes; FileNotFoundError when absent."""
+        self._record("read_file", path=path, limit=limit)
         try:
-            return self.files[self._path(path)]
+            return self.files[self._path(path)][:max(limit, 0)]
         except KeyError:
             raise FileNotFoundError(self._path(path)) from None
 

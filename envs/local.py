@@ -7,11 +7,13 @@ file size via RLIMIT_FSIZE; pids and total disk are not enforced. Absolute paths
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import resource
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -22,7 +24,7 @@ from pathlib import Path
 from typing import IO, Any, Self
 
 from envs._io import CappedOutput
-from envs.base import DEFAULT_OUTPUT_CAP, ExecResult, SandboxSpec
+from envs.base import DEFAULT_OUTPUT_CAP, REPORT_CAP_BYTES, ExecResult, SandboxSpec
 from envs.errors import EnvError, EnvNotStartedError
 
 _DRAIN_AFTER_EXIT_S = 2.0
@@ -211,9 +213,26 @@ class LocalSandbox:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
 
-    def read_file(self, path: str) -> bytes:
-        """Read bytes; FileNotFoundError when absent."""
-        return self._path(path).read_bytes()
+    def read_file(self, path: str, *, limit: int = REPORT_CAP_BYTES) -> bytes:
+        """The first `limit` bytes of a regular file (a link, FIFO or device is refused, never followed or
+        opened for long); FileNotFoundError when absent."""
+        target = self._path(path)
+        try:
+            fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno not in (errno.ELOOP, errno.ENXIO):  # ENXIO: a socket
+                raise
+            msg = f"Not a regular file in the sandbox: {target}"
+            raise FileNotFoundError(msg) from e
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(str(target))
+            msg = f"Not a regular file in the sandbox: {target}"
+            raise FileNotFoundError(msg)
+        with os.fdopen(fd, "rb") as f:
+            return f.read(max(limit, 0))
 
     def snapshot(self, label: str) -> str:
         """Copy the workdir aside; returns the snapshot id."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import shlex
 import uuid
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
 from autoinstall.tasks.candidate import Candidate
-from envs.base import Sandbox
+from envs.base import Sandbox, read_capped
 
 PLUGIN_DIR = "/var/tmp/autoinstall-tasks"
 PLUGIN = "autoinstall_tasks_plugin"
@@ -122,16 +123,26 @@ def folder_prefix(project: str) -> str:
     return "" if project.strip("/.") == "" else project.strip("/") + "/"
 
 
-def read_map(sandbox: Sandbox, path: str, passing: list[str], project: str = ".") -> CoverageMap | None:
-    """The traced map, or None when it is missing or its ids do not match the baseline's. The plugin names
-    files from where pytest runs, `project` (a nested plan's folder): they are named from the checkout."""
+def read_map(sandbox: Sandbox, path: str, passing: list[str], project: str = ".",
+             log: Callable[[str], None] | None = None) -> CoverageMap | None:
+    """The traced map, or None when it is missing, past REPORT_CAP_BYTES (said in `log`) or its ids do not
+    match the baseline's. The plugin names files from where pytest runs, `project` (a nested plan's folder):
+    they are named from the checkout."""
     try:
-        traced = json.loads(sandbox.read_file(path))
-    except (FileNotFoundError, ValueError):
+        data, note = read_capped(sandbox, path)
+        if note:
+            if log:
+                log(f"no coverage map: {note}")
+            return None
+        traced = json.loads(data)
+    except (FileNotFoundError, IsADirectoryError, ValueError):
+        return None
+    if not isinstance(traced, dict):
         return None
     wanted = set(passing)
     inside = folder_prefix(project)
-    tests = {t: [inside + c for c in calls] for t, calls in traced.items() if t in wanted}
+    tests = {t: [inside + c for c in calls if isinstance(c, str)] for t, calls in traced.items()
+             if t in wanted and isinstance(calls, list)}
     if not passing or len(tests) < MIN_MATCHED * len(passing):
         return None
     return CoverageMap(tests=tests)

@@ -149,7 +149,7 @@ def _run(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Suite, re
     if trace and not passing:  # the traced run broke: search without a map
         trace, first = None, suite.run(sandbox, timeout_s=1800)
         passing = baseline(first, suite.flaky)
-    reach = coverage.read_map(sandbox, trace, passing, suite.project) if trace else None
+    reach = coverage.read_map(sandbox, trace, passing, suite.project, log=log) if trace else None
     report.coverage = reach is not None
     report.baseline_tests = len(passing)
     if not passing:
@@ -230,7 +230,7 @@ def _search_all(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Su
 def _candidates(sandbox: Sandbox, options: MakeOptions, log: Callable[[str], None],
                 funnel: HistoryFunnel, project: str = ".") -> list[Candidate]:
     history = history_candidates(sandbox, funnel=funnel) if "history" in options.kinds else []
-    mutated = mutations(read_sources(sandbox, source_files(sandbox, project)), options.seed) \
+    mutated = mutations(read_sources(sandbox, source_files(sandbox, project), log=log), options.seed) \
         if "mutation" in options.kinds else []
     log(f"{len(history)} history candidates, {len(mutated)} mutation candidates")
     merged = _interleave(history, mutated)

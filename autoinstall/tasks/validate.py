@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from autoinstall.tasks.candidate import Candidate
 from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diff, outcomes
-from envs.base import Sandbox, SandboxFactory
+from envs.base import Sandbox, SandboxFactory, read_capped
 from envs.spec import TestRun
 from envs.task import TaskValidation
 
@@ -105,7 +105,8 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
                 break
         gold_passed = f2p_failed and p2p_passed and apply_patch(sandbox, candidate.gold_patch)
         listed = [*verdict.fail_to_pass, *verdict.pass_to_pass]
-        select = gold_select if gold_select and _contents(sandbox, candidate.files) == original else None
+        same = original is not None and _contents(sandbox, candidate.files) == original
+        select = gold_select if gold_select and same else None
         for _ in range(runs if gold_passed else 0):
             seen = outcomes(suite.run(sandbox, timeout_s, select=select))
             gold_passed &= all(seen.get(t) == "passed" for t in (select or listed))
@@ -117,11 +118,19 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
     return result
 
 
-def _contents(sandbox: Sandbox, files: list[str]) -> dict[str, bytes | None]:
+def _contents(sandbox: Sandbox, files: list[str]) -> dict[str, bytes | None] | None:
+    """path -> bytes (None when absent); None in all when one cannot be compared whole (past REPORT_CAP_BYTES,
+    or a directory)."""
     out: dict[str, bytes | None] = {}
     for path in files:
         try:
-            out[path] = sandbox.read_file(path)
+            data, note = read_capped(sandbox, path)
         except FileNotFoundError:
             out[path] = None
+            continue
+        except IsADirectoryError:
+            return None
+        if note:
+            return None
+        out[path] = data
     return out

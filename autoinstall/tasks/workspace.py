@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import shlex
 import uuid
+from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
 from autoinstall.tasks.coverage import folder_prefix, install, select_file, with_plugin
 from autoinstall.tasks.languages import is_source_path
-from envs.base import Sandbox
+from envs.base import Sandbox, read_capped
 from envs.spec import Deselection, EnvSpec, TestRun
 from envs.testrun import run_tests, test_command
 
 PATCH_DIR = "/var/tmp"
 MAX_SOURCE_FILES = 400
+SOURCE_CAP_BYTES = 2 * 1024 * 1024
+"""A source file past this is not read (mutation skips any past 400,000 characters): at most
+MAX_SOURCE_FILES of these are held on the host at once."""
 FAILED = ("failed", "error")
 QUIET_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
 """No .pyc is written: an edit of the same size in the same second must never run a stale cached module."""
@@ -75,13 +79,20 @@ def source_files(sandbox: Sandbox, project: str = ".") -> list[str]:
                   if p.startswith(inside) and is_source_path(p.removeprefix(inside)))[:MAX_SOURCE_FILES]
 
 
-def read_sources(sandbox: Sandbox, paths: list[str]) -> dict[str, str]:
-    """path -> text of each readable UTF-8 file."""
+def read_sources(sandbox: Sandbox, paths: list[str],
+                 log: Callable[[str], None] | None = None) -> dict[str, str]:
+    """path -> text of each readable UTF-8 file of at most SOURCE_CAP_BYTES (a larger one is left out, said
+    in `log`)."""
     texts = {}
     for path in paths:
         try:
-            texts[path] = sandbox.read_file(path).decode("utf-8")
-        except (FileNotFoundError, UnicodeDecodeError):
+            data, note = read_capped(sandbox, path, SOURCE_CAP_BYTES)
+            if note:
+                if log:
+                    log(f"{note}: not mutated")
+                continue
+            texts[path] = data.decode("utf-8")
+        except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
             continue
     return texts
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from envs.base import Sandbox
+from envs.base import REPORT_CAP_BYTES, Sandbox
 from envs.grading.kit.parsers import surefire
 from envs.spec import Deselection, TestResult, TestRun
 from envs.testrun.convert import last_per_id
@@ -22,9 +22,11 @@ EXCLUDES_FILE = "/var/tmp/autoinstall-surefire-excludes.txt"
 CLEAN = f"find . -path '*/{REPORTS}' -type d -prune -exec rm -rf {{}} + 2>/dev/null; "
 """Reports of an earlier run (the build's, the other verification run's) must not count for this one."""
 READ = (f"find . -path '*/{REPORTS}/TEST-*.xml' -type f 2>/dev/null | sort | "
-        "while read -r f; do echo \"==> $f <==\"; sed '/<properties>/,/<\\/properties>/d' \"$f\"; echo; done")
-"""Every report under a header, without its <properties> block (the JVM's system properties, most of a
-report's bytes)."""
+        "while read -r f; do echo \"==> $f <==\"; "
+        f"head -c {REPORT_CAP_BYTES} \"$f\" | sed '/<properties>/,/<\\/properties>/d'; echo; "
+        f"[ \"$(stat -c %s \"$f\")\" -gt {REPORT_CAP_BYTES} ] && echo \"cut: $f\" >&2; done; true")
+"""Every report under a header, its first REPORT_CAP_BYTES only (a longer one is named on stderr), without
+its <properties> block (the JVM's system properties, most of a report's bytes)."""
 READ_CAP = 256 * 1024 * 1024
 """A large suite's reports run to megabytes: past the default output cap their middle would be dropped."""
 _METHOD_END = re.compile(r"[(\[]")
@@ -61,8 +63,11 @@ def _run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_
     result = sandbox.exec(maven_test_command(command, deselected), timeout=timeout_s, env=env)
     reports = sandbox.exec(READ, timeout=300, output_cap=READ_CAP)
     results = parse_surefire_reports(reports.stdout)
+    notes = [f"[autoinstall] the Surefire report {line[5:]} was cut at {REPORT_CAP_BYTES} bytes: its results "
+             "are not read" for line in reports.stderr.splitlines() if line.startswith("cut: ")]
+    output = "\n".join([result.output, *notes]) if notes else result.output
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
-                  output_tail=result.output[-4000:], results=results, counts=count(results),
+                  output_tail=output[-4000:], results=results, counts=count(results),
                   collection_ok=result.exit_code == 0 or bool(results))
     return run, results
 

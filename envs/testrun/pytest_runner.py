@@ -6,8 +6,8 @@ import shlex
 import uuid
 from pathlib import Path
 
-from envs.base import Sandbox
-from envs.spec import Deselection, TestRun
+from envs.base import Sandbox, read_capped
+from envs.spec import Deselection, TestResult, TestRun
 from envs.testrun.junit import count, parse_junit
 from envs.testrun.summary import parse_summary
 
@@ -86,15 +86,27 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
         result = sandbox.exec(f"{command} {pytest_args(deselected, junit, plugin_dir)}", timeout=timeout_s, env=env)
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
                   output_tail=result.output[-4000:], output=result.output)
-    try:
-        run.results = parse_junit(sandbox.read_file(junit).decode("utf-8", "replace"))
-    except (FileNotFoundError, Exception):  # noqa: BLE001 - a missing or broken report means no results
-        run.results = []
+    run.results, note = _read_report(sandbox, junit)
+    if note:  # kept where the record keeps the run's output, last, so the tail shows it
+        run.output = f"{run.output}\n[autoinstall] {note}"
+        run.output_tail = run.output[-4000:]
     sandbox.exec(["rm", "-rf", junit, plugin_dir])  # nothing of the run stays in a snapshot
     # No report (e.g. the project's addopts say `-p no:junitxml`): fall back to pytest's summary line.
     run.counts = count(run.results) if run.results else parse_summary(result.output)
     run.collection_ok = result.exit_code in (0, 1, 5) and not result.timed_out
     return run
+
+
+def _read_report(sandbox: Sandbox, junit: str) -> tuple[list[TestResult], str]:
+    """The report's per-test results; none, with a note, when it is past REPORT_CAP_BYTES (a cut report would
+    miscount: the summary line counts instead); none when it is missing or not JUnit XML."""
+    try:
+        data, note = read_capped(sandbox, junit)
+        if note:
+            return [], f"the JUnit report {note}: its per-test results are not read"
+        return parse_junit(data.decode("utf-8", "replace")), ""
+    except Exception:  # noqa: BLE001 - a missing or broken report means no results
+        return [], ""
 
 
 def _plugin_not_loaded(output: str) -> bool:
