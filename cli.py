@@ -14,7 +14,7 @@ from autoinstall.commands.batch import batch_cmd
 from autoinstall.commands.catalog import catalog_app
 from autoinstall.commands.debug import debug_cmd
 from autoinstall.commands.export import export_cmd
-from autoinstall.commands.output import err, print_error
+from autoinstall.commands.output import err, print_error, print_traceback
 from autoinstall.commands.plan import plan_cmd
 from autoinstall.commands.run import run_cmd
 from autoinstall.commands.sandbox import cleanup_cmd, exec_cmd
@@ -41,7 +41,8 @@ def main() -> None:
     """Entry point: `autoinstall REPO ...` means `autoinstall run REPO ...`.
 
     The three error roots (AutoinstallError, EnvError, ToolServerError) print as one red line and exit 2,
-    with the traceback only when $AUTOINSTALL_DEBUG is set; anything else is a bug and keeps its traceback.
+    with the traceback only when $AUTOINSTALL_DEBUG is set; anything else is a bug and keeps its traceback
+    (exit 1). Both are made visible (autoinstall/terminal.py): their messages may quote repository text.
     """
     signal.signal(signal.SIGTERM, _terminated)
     args = sys.argv[1:]
@@ -57,7 +58,8 @@ def main() -> None:
         sys.exit(130)
     except Exception as e:
         if not isinstance(e, error_roots()):
-            raise
+            print_traceback(e)
+            sys.exit(1)
         print_error(e)
         sys.exit(2)
 

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from autoinstall.commands.options import PYTHON, JsonOut, Python, Verbose
-from autoinstall.commands.output import err, out, print_table
+from autoinstall.commands.output import err, escape, out, print_table
 
 base_app = typer.Typer(no_args_is_help=True, help="Build and list base images.")
 
@@ -50,6 +50,7 @@ def base_list(json_out: JsonOut = False) -> None:
     if json_out:
         out.print_json(json.dumps([i.model_dump(mode="json") for i in images]))
         return
-    rows = [[i.tag, i.kind, i.python, i.source, str(i.size_mb)] for i in images]
+    rows = [[escape(i.tag), escape(i.kind), escape(i.python), escape(i.source), str(i.size_mb)]
+            for i in images]
     print_table(out, f"{len(images)} base images", ["tag", "kind", "python", "source", "MB"], rows,
                 right=["MB"])

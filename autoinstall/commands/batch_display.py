@@ -10,13 +10,12 @@ from collections import Counter
 
 from rich.console import Console, Group
 from rich.live import Live
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from autoinstall.batch.entries import BatchEntry
 from autoinstall.batch.runner import BatchSummary, EntryResult
-from autoinstall.commands.output import print_line, print_table
+from autoinstall.commands.output import escape, print_line, print_table
 
 _MARKS = {"verified": "[green]✓[/]", "partial": "[yellow]~[/]", "failed": "[red]✗[/]", "skipped": "[dim]-[/]",
           "interrupted": "[yellow]![/]"}
@@ -96,7 +95,7 @@ def print_summary(console: Console, summary: BatchSummary) -> None:
     malformed lines."""
     groups = Counter((r.outcome, r.status or "", r.failure_class or "") for r in summary.results)
     order = list(_MARKS) + ["not_started"]
-    rows = [[outcome, status, cls, str(n)] for (outcome, status, cls), n
+    rows = [[escape(outcome), escape(status), escape(cls), str(n)] for (outcome, status, cls), n
             in sorted(groups.items(), key=lambda kv: (order.index(kv[0][0]), -kv[1]))]
     if summary.line_errors:
         rows.append(["malformed", "", "", str(len(summary.line_errors))])
@@ -131,7 +130,7 @@ def _print_tests(console: Console, summary: BatchSummary) -> None:
         return f"{r.tests_passed}/{r.tests_failed - r.tests_errors}/{r.tests_errors}/{r.tests_skipped}/{r.tests_flaky}"
 
     if len(built) <= SHOWN_ENTRIES:
-        rows = [[escape(r.repo[-50:]), r.outcome, suite(r), outcomes(r)] for r in built]
+        rows = [[escape(r.repo[-50:]), escape(r.outcome), suite(r), outcomes(r)] for r in built]
         print_table(console, "Suites built in this run", ["repository", "status", "suite/selected -deselected",
                                                            "passed/failed/errors/skipped/flaky"], rows)
     total = sum(r.tests_collected or 0 for r in built)

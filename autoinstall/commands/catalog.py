@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.markup import escape
 
 from autoinstall.commands.options import CatalogDir, IdArg, JsonOut
-from autoinstall.commands.output import err, out, print_table
+from autoinstall.commands.output import err, escape, out, print_table
 
 if TYPE_CHECKING:
     from envs.catalog import Catalog, EnvRecord
@@ -61,9 +60,9 @@ def list_cmd(
         out.print_json(json.dumps([r.model_dump(mode="json") for r in records]))
         return
     colours = {"verified": "green", "partial": "yellow", "failed": "red", "running": "yellow"}
-    rows = [[r.id, f"[{colours[r.status]}]{r.status}[/]", escape(r.name or r.repo),
-             (r.commit or r.requested_commit or "")[:8], escape(r.model), r.python or "", _suite(r), _tests(r),
-             r.failure_class or ""] for r in records]
+    rows = [[escape(r.id), f"[{colours[r.status]}]{r.status}[/]", escape(r.name or r.repo),
+             escape((r.commit or r.requested_commit or "")[:8]), escape(r.model), escape(r.python or ""),
+             _suite(r), _tests(r), escape(r.failure_class or "")] for r in records]
     print_table(out, f"{len(records)} environments",
                 ["id", "status", "repository", "commit", "model", "py", "suite/selected", "p/f/e/s/flaky", "failure"],
                 rows)
@@ -89,7 +88,7 @@ def show_cmd(env_id: IdArg, catalog: CatalogDir = None, json_out: JsonOut = Fals
         if value not in (None, ""):
             out.print(f"[bold]{key}:[/] {escape(str(value))}", highlight=False)
     missing = "" if env_dir.is_dir() else " [red](missing; the spec below is the catalog's copy)[/]"
-    out.print(f"[bold]env_dir:[/] {env_dir}{missing}", highlight=False)
+    out.print(f"[bold]env_dir:[/] {escape(str(env_dir))}{missing}", highlight=False)
     if spec is not None:
         print_summary(out, spec)
 
@@ -108,7 +107,8 @@ def rm_cmd(
         out.print_json(json.dumps([r.model_dump(mode="json") for r in results]))
         return
     for r in results:
-        out.print(f"removed {r.id}" + (" and its image" if r.image_removed else ""), highlight=False)
+        out.print(f"removed {r.id}" + (" and its image" if r.image_removed else ""), markup=False,
+                  highlight=False)
         for warning in r.warnings:
             err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
 
@@ -132,9 +132,10 @@ def gc_cmd(
     out.print(f"{verb} {len(report.removed_dirs)} directories, {len(report.removed_containers)} containers, "
               f"{len(report.removed_images)} images", highlight=False)
     if report.missing_dirs:
-        out.print(f"records whose directory is gone (kept): {' '.join(report.missing_dirs)}", highlight=False)
+        out.print(f"records whose directory is gone (kept): {' '.join(report.missing_dirs)}", markup=False,
+                  highlight=False)
     if report.stale_running:
         out.print(f"interrupted builds (the next batch redoes them): {' '.join(report.stale_running)}",
-                  highlight=False)
+                  markup=False, highlight=False)
     for warning in report.warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)

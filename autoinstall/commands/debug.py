@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.markup import escape
 
 from autoinstall.commands.catalog import open_catalog
 from autoinstall.commands.options import CatalogDir, IdArg
-from autoinstall.commands.output import err, out, print_error, print_table
+from autoinstall.commands.output import err, escape, out, print_error, print_table, write_output
 from autoinstall.record.lock import build_lock
 
 if TYPE_CHECKING:
@@ -83,8 +82,8 @@ def _debug(env_id: str, catalog_dir: Path | None, *, record: bool, yes: bool, sh
                 recorded = box.recorded() if record else []
             else:
                 result = box.run(command)
-                sys.stdout.write(result.stdout)
-                sys.stderr.write(result.stderr)
+                write_output(sys.stdout, result.stdout)
+                write_output(sys.stderr, result.stderr)
                 code = result.exit_code
                 recorded = [debug.Recorded(command=command, exit_code=code)]
             if not record:
@@ -111,8 +110,9 @@ def keep(cat: Catalog, rec: EnvRecord, spec: EnvSpec, recorded: list[Recorded], 
     updated = debug.record_result(cat, rec, new)
     print_summary(out, new)
     colour = "green" if updated.status == "verified" else "red"
-    err.print(f"catalog record [bold]{updated.id}[/] is now [{colour}]{updated.status}[/]; "
-                  f"{len(new.steps) - len(spec.steps)} step(s) added, session log {env_dir / history}",
+    err.print(f"catalog record [bold]{escape(updated.id)}[/] is now [{colour}]{updated.status}[/]; "
+                  f"{len(new.steps) - len(spec.steps)} step(s) added, "
+                  f"session log {escape(str(env_dir / history))}",
                   highlight=False)
     return 0 if updated.status == "verified" else 1
 
@@ -150,7 +150,8 @@ def show_context(rec: EnvRecord, spec: EnvSpec | None) -> None:
         out.print(f"[red]failure:[/] {escape(rec.failure_class or '')}: {escape(rec.failure_message)}",
                   highlight=False)
         for log in sorted((env_dir / "logs").glob("*"))[-3:] if (env_dir / "logs").is_dir() else []:
-            out.print(f"[bold]{log}[/]:\n[dim]{escape(debug.tail(log.read_text(errors='replace')))}[/]",
+            last = debug.tail(log.read_text(errors="replace"))
+            out.print(f"[bold]{escape(str(log))}[/]:\n[dim]{escape(last)}[/]",
                       highlight=False)
         return
     print_plan(out, spec.plan)
@@ -184,7 +185,7 @@ def _history(spec: EnvSpec) -> None:
 def banner(rec: EnvRecord, spec: EnvSpec, image: str, *, record: bool, command: str | None) -> None:
     """What failed, where the shell is, how to leave, and whether commands are kept."""
     why = f"{spec.failure.failure_class}: {spec.failure.message}" if spec.failure else "verified"
-    lines = [f"[bold]autoinstall debug {rec.id}[/] ({escape(why)})",
+    lines = [f"[bold]autoinstall debug {escape(rec.id)}[/] ({escape(why)})",
              f"a new container from {escape(image)}: repository in /workspace, venv active, network on"]
     if command is None:
         lines.append("leave with [bold]exit[/] or [bold]Ctrl-D[/]")

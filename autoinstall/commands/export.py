@@ -95,6 +95,7 @@ def export_cmd(
         out.print_json(manifest.model_dump_json())
         return
     what = f"{len(manifest.tasks)} tasks of {len(manifest.ids)}" if tasks else f"{len(manifest.ids)}"
-    out.print(f"exported {what} environments as {manifest.format} to {options.out}", highlight=False)
+    out.print(f"exported {what} environments as {manifest.format} to {options.out}", markup=False,
+              highlight=False)
     for artifact in manifest.images:
-        out.print(f"  {status_of(artifact)}", highlight=False)
+        out.print(f"  {status_of(artifact)}", markup=False, highlight=False)

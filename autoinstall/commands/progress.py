@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import IO
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import Progress as Live
 from rich.progress import SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Column
 
-from autoinstall.commands.output import print_line, print_table
+from autoinstall.commands.output import escape, print_line, print_table
 from envs.catalog_record import SuiteCounts
 from envs.home import autoinstall_home
 from envs.spec import EnvSpec, Plan
@@ -128,7 +127,7 @@ def print_plan(console: Console, plan: Plan) -> None:
     for i, step in enumerate(plan.steps, 1):
         where = ", ".join(f"{e.file}:{e.line}" if e.line else e.file for e in step.evidence[:3])
         rows.append([str(i), step.kind, escape(step.command), f"{escape(step.why)} [dim]{escape(where)}[/]"])
-    print_table(console, f"Plan (Python {plan.python}, tests: {plan.test_runner})",
+    print_table(console, f"Plan (Python {escape(plan.python)}, tests: {plan.test_runner})",
                 ["#", "kind", "command", "why / evidence"], rows, right=["#"])
     checks = [[escape(c.name), c.kind, escape(c.command), "yes" if c.required else "no"] for c in plan.checks]
     print_table(console, "Verification checks", ["name", "kind", "command", "required"], checks)
@@ -141,8 +140,9 @@ def print_plan(console: Console, plan: Plan) -> None:
 def print_summary(console: Console, spec: EnvSpec) -> None:
     colour = {"verified": "green", "partial": "yellow"}.get(spec.status, "red")
     at = f" @ {spec.source.commit[:12]}" if spec.source.commit else ""
-    console.print(f"\n[bold {colour}]{spec.status.upper()}[/] {escape(spec.source.name)}{at} in "
-                  f"{spec.timings.total_s:.1f}s (model {spec.model}, Python {spec.python})", highlight=False)
+    console.print(f"\n[bold {colour}]{spec.status.upper()}[/] {escape(spec.source.name)}{escape(at)} in "
+                  f"{spec.timings.total_s:.1f}s (model {escape(spec.model)}, "
+                  f"Python {escape(str(spec.python))})", highlight=False)
     if spec.image:
         console.print(f"image: {escape(spec.image)}", highlight=False)
     v = spec.verification

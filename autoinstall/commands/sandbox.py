@@ -8,7 +8,7 @@ import typer
 
 from autoinstall.commands.base import base_image
 from autoinstall.commands.options import PYTHON, Image, Python, Verbose
-from autoinstall.commands.output import out
+from autoinstall.commands.output import out, write_output
 
 
 def exec_cmd(
@@ -25,8 +25,8 @@ def exec_cmd(
     config = DockerSandboxConfig(image=image or base_image(python, verbose=verbose), network=network)
     with DockerSandbox(config) as sandbox:
         result = sandbox.exec(list(command))
-    sys.stdout.write(result.stdout)
-    sys.stderr.write(result.stderr)
+    write_output(sys.stdout, result.stdout)
+    write_output(sys.stderr, result.stderr)
     raise typer.Exit(result.exit_code)
 
 

@@ -5,11 +5,10 @@ import json
 from typing import Annotated, Optional
 
 import typer
-from rich.markup import escape
 
 from autoinstall.commands.catalog import open_catalog
 from autoinstall.commands.options import CatalogDir, IdArg, JsonOut
-from autoinstall.commands.output import err, out, print_table
+from autoinstall.commands.output import err, escape, out, print_table
 
 tasks_app = typer.Typer(no_args_is_help=True, help="Make and list RL tasks (bugs with tests that tell they "
                         "are fixed) from verified environments.")
@@ -59,13 +58,15 @@ def make_cmd(
     if json_out:
         out.print_json(json.dumps([t.model_dump(mode="json") for t in report.tasks]))
         return
-    rows = [[t.instance_id, t.kind, str(len(t.FAIL_TO_PASS)), str(len(t.PASS_TO_PASS)), str(t.fix_lines)]
+    rows = [[escape(t.instance_id), escape(t.kind), str(len(t.FAIL_TO_PASS)), str(len(t.PASS_TO_PASS)),
+             str(t.fix_lines)]
             for t in report.tasks]
     print_table(out, f"{len(report.tasks)} validated tasks", ["instance", "kind", "F2P", "P2P", "fix lines"],
                 rows)
     dropped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.dropped.items())) or "none"
     out.print(f"searched {report.searched} of {report.candidates} candidates in {report.seconds:.0f}s; "
-              f"dropped: {escape(dropped)}; stored in {store.path(report.env_id)}", highlight=False)
+              f"dropped: {escape(dropped)}; stored in {escape(str(store.path(report.env_id)))}",
+              highlight=False)
 
 
 @tasks_app.command("list")
@@ -85,7 +86,7 @@ def list_cmd(json_out: JsonOut = False) -> None:
     if json_out:
         out.print_json(json.dumps(summary))
         return
-    rows = [[s["env_id"], escape(s["repo"]), str(s["tasks"]), str(s["history"]), str(s["mutation"])]
+    rows = [[escape(s["env_id"]), escape(s["repo"]), str(s["tasks"]), str(s["history"]), str(s["mutation"])]
             for s in summary]
     print_table(out, f"{len(summary)} environments with tasks", ["env", "repository", "tasks", "history",
                                                                   "mutation"], rows)
