@@ -34,7 +34,7 @@ from autoinstall.source.gitdata import GIT_ENV, LOCAL_GIT_ENV, GitDataError, dot
 from autoinstall.source.gitdata import git as run_git
 from autoinstall.source.tree import Notes, copy_tree, drop_escaping_links
 
-URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://|^[\w.-]+@[\w.-]+:")
+URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://|^\w[\w.-]*@\w[\w.-]*:")
 NOT_COPIED = {
     ".tox",
     ".nox",

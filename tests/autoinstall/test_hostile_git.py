@@ -288,3 +288,12 @@ def test_a_repository_with_an_unknown_ref_storage_or_head_says_so(host: Host, tm
         f.write("[extensions]\n\trefStorage = reftable\n")
     with pytest.raises(SourceError, match="refs are stored as 'reftable'"):
         prepare_source(str(repo), "main", tmp_path / "reftable")
+
+
+@pytest.mark.parametrize("repo", ["-u{script}@host:x", "--upload-pack={script}", "ext::sh -c {script}",
+                                  "ssh://-oProxyCommand={script}/x"])
+def test_a_repo_argument_that_is_an_option_or_a_command_runs_nothing(host: Host, tmp_path: Path, repo: str) -> None:
+    with pytest.raises(SourceError):
+        prepare_source(repo.format(script=host.script), None, tmp_path / "out")
+    assert host.ran() == ""
+    assert not (tmp_path / "out").exists()
