@@ -7,10 +7,51 @@ from autoinstall.ecosystems.detect import get_ecosystem
 from autoinstall.tasks.coverage import folder_prefix
 from autoinstall.tasks.workspace import QUIET_ENV, Suite
 from envs.base import Sandbox
+from envs.grading.kit.globs import first_match
 from envs.grading.policy import Grading, GradingRules
 from envs.spec import EnvSpec
 from envs.testrun import DEFAULT_PER_TEST_TIMEOUT_S
 from envs.testrun.grading import grading_run, test_files
+
+
+def task_rules(spec: EnvSpec, suite: Suite, selected: list[str]) -> GradingRules:
+    """What of a task over `selected` belongs to the task: the ecosystem's rules and the files its ids name."""
+    rules = get_ecosystem(spec.plan.ecosystem).grading
+    inside = folder_prefix(suite.project)
+    named = [inside + f for f in test_files(suite.runner, selected)]
+    return rules.merged(GradingRules(protected=named)) if named else rules
+
+
+def gold_problem(rules: GradingRules, files: list[str], gold_patch: str, solved: dict[str, str]) -> str | None:
+    """Why the grader would not take the gold patch whole from an agent, or None: it changes a file that
+    belongs to the task, or adds text the grader refuses in product code (a token no other line of that file
+    holds, as the grader judges it against the start). `files`: what the fix changes; `solved`: their text in
+    the solved state (a file missing there counts as holding nothing).
+    Such a task pays no agent for the fix it asks for, so it is not made."""
+    for path in files:
+        if pattern := first_match(path, tuple(rules.protected)):
+            return f"its fix changes {path}, which belongs to the task ({pattern})"
+        if held := next((part for part in path.split("/")[:-1] if part in rules.untransferred), None):
+            return f"its fix changes {path}, under {held}/, which the grader never takes from an agent"
+    for path, added, removed in _files_of(gold_patch):
+        text = solved.get(path, "")
+        for token in rules.reach:
+            if token in added and token not in removed and text.count(token) <= added.count(token):
+                return f"its fix adds {token!r} to {path}, which the grader refuses in an agent's product code"
+    return None
+
+
+def _files_of(patch: str) -> list[tuple[str, str, str]]:
+    """(path, added text, removed text) of each file a -p1 unified diff changes."""
+    out: list[tuple[str, list[str], list[str]]] = []
+    for line in patch.splitlines():
+        if line.startswith("+++ "):
+            out.append((line[4:].strip().removeprefix("b/"), [], []))
+        elif out and line.startswith("+") and not line.startswith("+++"):
+            out[-1][1].append(line[1:])
+        elif out and line.startswith("-") and not line.startswith("---"):
+            out[-1][2].append(line[1:])
+    return [(path, "\n".join(added), "\n".join(removed)) for path, added, removed in out]
 
 
 def grading_for(spec: EnvSpec, suite: Suite, sandbox: Sandbox, selected: list[str], timeout_s: float) -> Grading:
@@ -19,11 +60,7 @@ def grading_for(spec: EnvSpec, suite: Suite, sandbox: Sandbox, selected: list[st
     Raises:
         NotGradable: the suite's runner names no test.
     """
-    rules = get_ecosystem(spec.plan.ecosystem).grading
-    inside = folder_prefix(suite.project)
-    named = [inside + f for f in test_files(suite.runner, selected)]
-    if named:
-        rules = rules.merged(GradingRules(protected=named))
+    rules = task_rules(spec, suite, selected)
     run = grading_run(suite.runner, sandbox, suite.command, suite.deselected, selected,
                       min(DEFAULT_PER_TEST_TIMEOUT_S, timeout_s / 4))
     run = run.model_copy(update={"env": {**suite.env, **QUIET_ENV, **run.env}})

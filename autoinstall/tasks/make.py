@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from autoinstall.errors import AutoinstallError
 from autoinstall.tasks import coverage
 from autoinstall.tasks.candidate import Candidate
-from autoinstall.tasks.grading import grading_for
+from autoinstall.tasks.grading import gold_problem, grading_for, task_rules
 from autoinstall.tasks.history import HistoryFunnel, history_candidates
 from autoinstall.tasks.mutation import mutations
 from autoinstall.tasks.statement import problem_statement
@@ -202,6 +202,12 @@ def _search_all(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Su
             since += time.monotonic() - step
             continue
         seen.add(key)
+        if why := gold_problem(task_rules(spec, suite, [*verdict.fail_to_pass, *verdict.pass_to_pass]),
+                               candidate.files, candidate.gold_patch, read_sources(sandbox, candidate.files)):
+            dropped["fix not gradable"] += 1
+            log(f"dropped {candidate.kind} {_describe(candidate)}: {why}")
+            since += time.monotonic() - step
+            continue
         gold_select = None
         if reach is not None and not options.full_gold_runs:
             gold_select = sorted(set(verdict.fail_to_pass) | set(reach.reaching(candidate)))
