@@ -40,28 +40,29 @@ COMMANDS = {c.name for c in app.registered_commands} | {g.name for g in app.regi
 def main() -> None:
     """Entry point: `autoinstall REPO ...` means `autoinstall run REPO ...`.
 
-    The three error roots (AutoinstallError, EnvError, ToolServerError) print as one red line and exit 2,
-    with the traceback only when $AUTOINSTALL_DEBUG is set; anything else is a bug and keeps its traceback
-    (exit 1). Both are made visible (autoinstall/terminal.py): their messages may quote repository text.
+    A UserFacingError (the one root of AutoinstallError, EnvError and ToolServerError) prints as one red
+    line and exits 2, with the traceback only when $AUTOINSTALL_DEBUG is set; anything else is a bug and
+    keeps its traceback (exit 1). Both are made visible (autoinstall/terminal.py): their messages may quote
+    repository text.
     """
     signal.signal(signal.SIGTERM, _terminated)
     args = sys.argv[1:]
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         sys.argv.insert(1, "run")
-    # Imported here: the roots' modules load pydantic, which `autoinstall --help` does not need.
-    from autoinstall.errors import error_roots
+    # Imported here: envs loads pydantic, which `autoinstall --help` does not need.
+    from envs.errors import UserFacingError
 
     try:
         app()
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]; what was already recorded is kept")
         sys.exit(130)
-    except Exception as e:
-        if not isinstance(e, error_roots()):
-            print_traceback(e)
-            sys.exit(1)
+    except UserFacingError as e:
         print_error(e)
         sys.exit(2)
+    except Exception as e:
+        print_traceback(e)
+        sys.exit(1)
 
 
 def _terminated(signum: int, frame: object) -> None:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from envs.base import DirectChannel, Sandbox, Stream
+from envs.errors import UserFacingError
 from tools.base import ToolError
 
 SERVER_DIR = Path(__file__).parent / "server"
@@ -52,8 +53,9 @@ runpy.run_path(path, run_name="__main__")
 _ZIPAPP_LOCK = threading.Lock()
 
 
-class ToolServerError(RuntimeError):
-    """The tool server is not running or did not answer in time (infrastructure, not the model)."""
+class ToolServerError(UserFacingError, RuntimeError):
+    """The tools' error root: the tool server is not running or did not answer in time (infrastructure, not
+    the model)."""
 
 
 class ToolServerTimeout(ToolServerError, TimeoutError):

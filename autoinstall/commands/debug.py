@@ -40,16 +40,16 @@ def debug_cmd(
     """
     # Imported here: the debug package loads docker, which `autoinstall --help` does not need.
     from autoinstall.debug import DebugError
-    from autoinstall.errors import error_roots
+    from envs.errors import UserFacingError
 
-    # DebugError exits 1 (see above); the other roots exit 2 as main() does, also when debug_cmd runs on an
-    # app of its own.
+    # DebugError exits 1 (see above); any other UserFacingError exits 2 as main() does, also when debug_cmd
+    # runs on an app of its own.
     try:
         code = _debug(env_id, catalog, record=record, yes=yes, shell=shell, command=command)
     except DebugError as e:
         print_error(e)
         raise typer.Exit(1) from e
-    except error_roots() as e:
+    except UserFacingError as e:
         print_error(e)
         raise typer.Exit(2) from e
     raise typer.Exit(code)

@@ -9,12 +9,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from envs.errors import UserFacingError
 from tools.base import ToolError, ToolResult
 from tools.dispatch import TOOLS, call_tool, flat, invalid_arguments, openai_schemas
 from tools.session import ToolServerError, ToolSession
 
 
-class UnknownProfileError(ValueError):
+class UnknownProfileError(UserFacingError, ValueError):
     """A profile name that does not exist; the message lists the available ones."""
 
 
