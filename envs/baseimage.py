@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from envs import docker as engine
 from envs import pyenv_python
 from envs.base import LABEL
+from envs.docker import trust
 from envs.errors import ImageBuildError
 
 TEMPLATE = Path(__file__).parent / "templates" / "base.Dockerfile"
@@ -84,8 +85,8 @@ def _ca_bundle(ca_bundle: Path | None) -> Path:
             msg = f"CA bundle {ca_bundle} does not exist; pass a PEM file with --ca-bundle."
             raise ImageBuildError(msg)
         return ca_bundle
-    if engine.HOST_CA_BUNDLE.is_file():
-        return engine.HOST_CA_BUNDLE
+    if (host := trust.default_ca_bundle()) is not None:
+        return host
     import certifi  # only when the host has no CA bundle of its own
 
     return Path(certifi.where())
@@ -97,7 +98,7 @@ def _recipes(python: str, mirror: str, ca: Path, registry: bool,
 
     `packages` (Debian names) join the apt line; without them the recipe, and so the tag, is what it was.
     """
-    ca_hash = hashlib.sha256(ca.read_bytes()).hexdigest()
+    trust_hash = trust.trust_digest(ca)  # the bundle and every file made of it
     text = TEMPLATE.read_text()
     extra = "".join(f" {p}" for p in sorted(set(packages)))
     out = []
@@ -115,12 +116,18 @@ def _recipes(python: str, mirror: str, ca: Path, registry: bool,
         vars_ = {"base": "", "apt_packages": APT_PACKAGES + extra, "python": f"{build.home}/bin/python{python}",
                  "layer": pyenv_python.LAYER_DIGEST}  # not rendered: a changed layer recipe changes the tag
         out.append((src, vars_))
-    common = {"ca_path": engine.CA_PATH, "uv_requirement": UV_REQUIREMENT}
+    common = {"trust_dir": trust.CA_DIR, "trust_env": _env_lines(trust.CA_ENV),
+              "trust_setup": trust.IMAGE_SETUP, "uv_requirement": UV_REQUIREMENT}
     name = f"py{python}" + "".join(f"-{p}" for p in sorted(set(packages)))[:60]
     return [
-        (f"{BASE_REPO}:{name}-{_digest(text, python, src, ca_hash, v, common)}", src, v | common)
+        (f"{BASE_REPO}:{name}-{_digest(text, python, src, trust_hash, v, common)}", src, v | common)
         for src, v in out
     ]
+
+
+def _env_lines(env: dict[str, str]) -> str:
+    """The pairs of one Dockerfile ENV instruction, one a line."""
+    return " \\\n    ".join(f"{k}={json.dumps(v)}" for k, v in env.items())
 
 
 @contextmanager
@@ -245,7 +252,7 @@ def _build(tag: str, python: str, source: str, variables: dict[str, str], ca: Pa
     say(f"building {tag} from {source}")
     with tempfile.TemporaryDirectory(prefix="autoinstall-base-") as ctx:
         (Path(ctx) / "Dockerfile").write_text(Template(TEMPLATE.read_text()).substitute(variables))
-        shutil.copyfile(ca, Path(ctx) / "ca-bundle.crt")
+        trust.write_trust_files(ca, Path(ctx) / "trust")
         labels = {LABEL: "1", engine.KIND_LABEL: "base", f"{LABEL}.python": python, f"{LABEL}.source": source}
         if packages:
             labels[f"{LABEL}.packages"] = " ".join(sorted(set(packages)))

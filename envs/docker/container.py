@@ -13,16 +13,8 @@ from pydantic import Field
 
 from envs.base import LABEL, SandboxSpec
 from envs.docker.channel import CHANNEL_MOUNT
-from envs.docker.engine import (
-    CA_ENV,
-    CA_PATH,
-    CAPS,
-    KIND_LABEL,
-    PROXY_VARS,
-    _default_ca_bundle,
-    _engine_info,
-    owner_labels,
-)
+from envs.docker.engine import CAPS, KIND_LABEL, PROXY_VARS, _engine_info, owner_labels
+from envs.docker.trust import CA_DIR, CA_ENV, default_ca_bundle, trust_dir
 
 
 class DockerSandboxConfig(SandboxSpec):
@@ -30,8 +22,9 @@ class DockerSandboxConfig(SandboxSpec):
 
     workdir: str = "/workspace"
     """Absolute path of the workspace inside the container."""
-    ca_bundle: Path | None = Field(default_factory=_default_ca_bundle)
-    """Host CA bundle mounted read-only at CA_PATH and trusted by pip/uv/requests/curl/git."""
+    ca_bundle: Path | None = Field(default_factory=default_ca_bundle)
+    """Host CA bundle trusted by every client (envs/docker/trust.py): its trust files are mounted read-only at
+    CA_DIR and CA_ENV points pip, uv, npm, cargo, go, maven, apt, git, curl and wget at them."""
     pass_proxy_env: bool = True
     """Carry HTTP_PROXY/HTTPS_PROXY/NO_PROXY (both cases) from the host environment into the container."""
     cache_dir: Path | None = None
@@ -67,7 +60,7 @@ def create_container(client: docker.DockerClient, c: DockerSandboxConfig, image:
     api = client.api
     volumes = {}
     if c.ca_bundle:
-        volumes[str(c.ca_bundle.resolve())] = {"bind": CA_PATH, "mode": "ro"}
+        volumes[str(trust_dir(c.ca_bundle))] = {"bind": CA_DIR, "mode": "ro"}
     if cache_volume:
         volumes[cache_volume] = {"bind": "/cache", "mode": "rw"}
     elif c.cache_dir and c.cache_mode == "shared":
@@ -117,7 +110,7 @@ def container_env(c: DockerSandboxConfig) -> dict[str, str]:
     snapshot keeps it): host proxies, the CA bundle, the caches, then `c.env`."""
     env = {k: os.environ[k] for k in PROXY_VARS if c.pass_proxy_env and k in os.environ}
     if c.ca_bundle:
-        env |= dict.fromkeys(CA_ENV, CA_PATH)
+        env |= CA_ENV
     if c.cache_dir:
         env |= {"UV_CACHE_DIR": "/cache/uv", "PIP_CACHE_DIR": "/cache/pip", "UV_LINK_MODE": "copy"}
         env |= go_cache_env(c.cache_mode) | cargo_cache_env()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import docker
@@ -16,10 +15,6 @@ from envs.base import LABEL
 from envs.catalog_owners import owner_alive
 from envs.errors import EngineUnavailableError, EnvError
 
-HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
-CA_PATH = "/etc/autoinstall/ca-bundle.crt"
-"""Where the trusted CA bundle lives inside sandboxes and base images."""
-CA_ENV = ("SSL_CERT_FILE", "PIP_CERT", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO")
 PROXY_VARS = tuple(v for n in ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY") for v in (n, n.lower()))
 CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETUID", "SETGID", "KILL"]
 """Capabilities kept: what apt (privilege drop to _apt) and pip need; everything else is dropped."""
@@ -52,10 +47,6 @@ _ENGINE_ERRORS = (
     ConnectionError,
     TimeoutError,
 )
-
-
-def _default_ca_bundle() -> Path | None:
-    return HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None
 
 
 def _where(base_url: str | None) -> str:

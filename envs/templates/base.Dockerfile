@@ -2,13 +2,12 @@
 FROM ${base}
 ARG DEBIAN_FRONTEND=noninteractive
 ENV LANG=C.UTF-8 PIP_DISABLE_PIP_VERSION_CHECK=1
-COPY ca-bundle.crt ${ca_path}
-ENV SSL_CERT_FILE=${ca_path} PIP_CERT=${ca_path} REQUESTS_CA_BUNDLE=${ca_path} \
-    CURL_CA_BUNDLE=${ca_path} GIT_SSL_CAINFO=${ca_path}
+# The host's CA in every client, as in the sandboxes (envs/docker/trust.py): the trust files and CA_ENV.
+COPY trust/ ${trust_dir}/
+ENV ${trust_env}
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ${apt_packages} \
- && cp ${ca_path} /usr/local/share/ca-certificates/autoinstall-ca-bundle.crt \
- && update-ca-certificates \
+ && ${trust_setup} \
  && rm -rf /var/lib/apt/lists/*
 RUN ${python} -m venv /opt/venv \
  && /opt/venv/bin/pip install --no-cache-dir ${uv_requirement} \

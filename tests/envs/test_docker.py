@@ -22,6 +22,7 @@ import pytest
 
 from envs.base import Limits
 from envs.docker import CA_PATH, HOST_CA_BUNDLE, DockerFactory, DockerSandbox, build_image, check_engine, cleanup
+from envs.docker.trust import CA_DIR, trust_dir
 from envs.errors import EngineUnavailableError, EnvError, ImageBuildError, SandboxLimitError
 from envs.testrun import run_tests
 from tests.envs.conftest import RUN_LABEL
@@ -63,7 +64,7 @@ def test_container_is_locked_down(box: DockerSandbox) -> None:
     assert host["Init"] is True
     assert host["Memory"] == host["MemorySwap"] == 512 * 2**20
     assert host["PidsLimit"] == 64 and host["NanoCpus"] == 10**9
-    assert host["Binds"] == [f"{HOST_CA_BUNDLE}:{CA_PATH}:ro"]
+    assert host["Binds"] == [f"{trust_dir(HOST_CA_BUNDLE)}:{CA_DIR}:ro"]
     assert "/tmp" in host["Tmpfs"]
     assert info["Config"]["Labels"]["autoinstall"] == "1"
     assert info["Config"]["Labels"]["autoinstall.kind"] == "sandbox"
