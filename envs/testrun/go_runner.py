@@ -32,17 +32,26 @@ def go_test_command(command: str, deselected: list[Deselection]) -> str:
 
 def parse_go_test_json(output: str) -> list[TestResult]:
     """Per-test results from `go test -json` events, ids `import/path::TestName/subtest` (see
-    envs/grading/kit/parsers/gotest.py: a failed package with no failing test is one error)."""
-    return models(gotest.parse(output))
+    envs/grading/kit/parsers/gotest.py: a failed package with no failing test is one error; nested runs'
+    events are their outer test's output; the package's and parent tests' own verdicts win)."""
+    return parse_go_test_run(output)[0]
+
+
+def parse_go_test_run(output: str) -> tuple[list[TestResult], list[str]]:
+    """(per-test results, notes): each note counts the results nested runs or the runner's verdict changed."""
+    results, notes = gotest.parse_run(output)
+    return models(results), notes
 
 
 def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
             env: dict[str, str] | None) -> TestRun:
-    """Run a `go test` command with -json; collection failed when no test ran and it did not succeed."""
+    """Run a `go test` command with -json; collection failed when no test ran and it did not succeed. The
+    parser's notes end the output tail, where the record keeps the run's output."""
     result = sandbox.exec(go_test_command(command, deselected), timeout=timeout_s, env=env)
-    results = parse_go_test_json(result.stdout)
+    results, notes = parse_go_test_run(result.stdout)
+    tail = _go_tail(result.stdout, result.stderr) + "".join(f"\n[autoinstall] {n}" for n in notes)
     return TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
-                   output_tail=_go_tail(result.stdout, result.stderr), results=results, counts=count(results),
+                   output_tail=tail[-4000:], results=results, counts=count(results),
                    collection_ok=result.exit_code == 0 or any("::" in r.test_id for r in results))
 
 

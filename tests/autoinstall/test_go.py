@@ -195,6 +195,9 @@ class GoMachine:
             if not skipped:
                 events = [_fail(e) if '"Test":"TestReverse"' in e and '"Action":"pass"' in e else e
                           for e in events]
+                package_end = '"Action":"pass","Package":"example.com/gomodule/textx","Elapsed"'
+                events = [e.replace('"Action":"pass"', '"Action":"fail"', 1) if package_end in e else e
+                          for e in events]  # its package fails with it, as go test reports it
                 return ExecResult(exit_code=1, stdout="\n".join(events))
             return ExecResult(exit_code=0, stdout="\n".join(events))
         return ExecResult(exit_code=0) if cmd.startswith("go ") else None

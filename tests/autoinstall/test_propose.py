@@ -21,6 +21,7 @@ CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
 
 # case -> (project install command or None, things the test-deps/manifest steps must install, test command)
 EXPECTED = {
+    "go_nested_runs": ("go build -buildvcs=false ./...", [], "go test -json -count=1 -vet=off ./..."),
     "setup_py_only": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "pep621_extras": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "dependency_groups": ("uv pip install -e .", ["--group test"], "python -m pytest tests"),
