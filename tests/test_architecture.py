@@ -15,7 +15,7 @@ import grimp
 
 ROOT = Path(__file__).parents[1]
 PACKAGES = ("autoinstall", "envs", "tools")
-TOP_FOLDERS = ("autoinstall", "envs", "tools", "tests", "bench", "scripts", ".ci")
+TOP_FOLDERS = ("autoinstall", "envs", "tools", "tests", "bench", "scripts", ".ci", "docs")
 MAX_LINES = 400
 
 
@@ -55,13 +55,15 @@ def _named_paths(text: str) -> Iterator[str]:
 
 
 def _documents() -> Iterator[tuple[str, str, Path, bool]]:
-    """(where, text, its folder, lists its package's files) per README, ARCHITECTURE.md, module docstring.
+    """(where, text, its folder, lists its package's files) per README, ARCHITECTURE.md, docs/ page, module docstring.
 
     A path may be written from the repository root or from the document's folder. Bare backticked names
     (`loop.py`, `models/`) in a package's README or `__init__` docstring are that package's files.
     """
     for name in ("README.md", "ARCHITECTURE.md"):
         yield name, (ROOT / name).read_text(), ROOT, False
+    for page in sorted((ROOT / "docs").glob("*.md")):  # the reference pages README links to
+        yield _rel(page), page.read_text(), page.parent, False
     for top in PACKAGES:
         for readme in sorted((ROOT / top).rglob("README.md")):
             yield _rel(readme), readme.read_text(), readme.parent, True
