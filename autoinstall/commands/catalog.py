@@ -1,4 +1,4 @@
-"""`autoinstall catalog list|show|rm|gc`: the environments recorded in the catalog."""
+"""`autoinstall catalog list|show|rm|gc|report`: the environments recorded in the catalog."""
 from __future__ import annotations
 
 import json
@@ -139,3 +139,23 @@ def gc_cmd(
                   markup=False, highlight=False)
     for warning in report.warnings:
         err.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+
+
+@catalog_app.command("report")
+def report_cmd(
+    out_file: Annotated[Path, typer.Option("--out", help="The HTML file to write.")] = Path("report.html"),
+    catalog: CatalogDir = None,
+    json_out: JsonOut = False,
+) -> None:
+    """Write one self-contained HTML page about the catalog: status by ecosystem, failures with links to
+    their logs, build times, suite sizes, tasks per environment and a sortable row per environment."""
+    # Imported here: the report draws with matplotlib, which takes seconds to load and no other command needs.
+    from envs.report import write_report
+
+    summary = write_report(open_catalog(catalog), out_file)
+    if json_out:
+        out.print_json(summary.model_dump_json())
+        return
+    statuses = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items()))
+    out.print(f"wrote {summary.path} ({summary.bytes // 1024} KiB): {summary.environments} environments"
+              f"{f' ({statuses})' if statuses else ''}, {summary.tasks} tasks", markup=False, highlight=False)
