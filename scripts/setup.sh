@@ -10,6 +10,8 @@ command -v debootstrap >/dev/null 2>&1 || need_apt+=(debootstrap)
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v tmux >/dev/null 2>&1 || need_apt+=(tmux)
 command -v docker-registry >/dev/null 2>&1 || need_apt+=(docker-registry)
+# Debian's headless chromium: tests/envs/test_catalog_report_browser.py opens the catalog report in it.
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} from Debian"
   apt-get update -q >/dev/null
