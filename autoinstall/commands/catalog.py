@@ -145,7 +145,7 @@ def gc_cmd(
 def report_cmd(
     out_file: Annotated[Path, typer.Option("--out", help="The HTML file to write.")] = Path("report.html"),
     catalog: CatalogDir = None,
-    json_out: JsonOut = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print what was written as JSON.")] = False,
 ) -> None:
     """Write one self-contained HTML page about the catalog: status by ecosystem, failures with links to
     their logs, build times, suite sizes, tasks per environment and a sortable row per environment."""
