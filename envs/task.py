@@ -18,7 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from envs.grading.policy import Grading
 
 TASK_FORMAT = "autoinstall-task/1"
-TaskSource = Literal["history", "mutation"]
+TaskSource = Literal["history", "mutation", "combined"]
+"""history: a past commit reversed; mutation: one tree-sitter rewrite; combined: 2-4 validated bugs at once."""
+PartSource = Literal["history", "mutation"]
+StatementStyle = Literal["tests", "issue", "terse"]
+STATEMENT_STYLES: tuple[StatementStyle, ...] = ("tests", "issue", "terse")
+"""tests: the failing test ids and what they report; issue: a user's report of the symptom in prose (no test
+id, no failure output, no code of the fix); terse: one or two lines, as a hurried developer writes."""
+Difficulty = Literal["easy", "medium", "hard"]
+DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
 
 
 class MutationInfo(BaseModel):
@@ -41,6 +49,83 @@ class HistoryInfo(BaseModel):
     commit: str
     """The commit whose source change is reversed to make the bug."""
     message: str = ""
+
+
+class TaskPart(BaseModel):
+    """One of the bugs a combined task applies together (each was validated as a task of its own)."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: PartSource
+    files: list[str] = Field(default_factory=list)
+    FAIL_TO_PASS: list[str] = Field(default_factory=list)
+    """The tests this bug alone makes fail."""
+    mutation: MutationInfo | None = None
+    history: HistoryInfo | None = None
+
+
+class Statements(BaseModel):
+    """The problem statement in each style (envs.task.STATEMENT_STYLES); "" when not written."""
+
+    model_config = ConfigDict(extra="forbid")
+    tests: str = ""
+    issue: str = ""
+    terse: str = ""
+
+
+class StatementCheck(BaseModel):
+    """The leak check of one statement: no line of the gold patch, and (issue, terse) no test id."""
+
+    model_config = ConfigDict(extra="forbid")
+    style: StatementStyle
+    passed: bool
+    leaks: list[str] = Field(default_factory=list)
+    """What leaked, e.g. `gold line: return high`, `test id: tests/t.py::test_f`."""
+    writer: str = "embedded"
+    """Who wrote the statement: `embedded` (templates) or `openai:NAME` (a chat model)."""
+    note: str = ""
+    """e.g. why the model's text was replaced by the template's."""
+
+
+class TaskFeatures(BaseModel):
+    """What makes a task hard, recorded when it is made; `Task.difficulty` is derived from these."""
+
+    model_config = ConfigDict(extra="forbid")
+    fix_files: int = 0
+    fix_lines: int = 0
+    failing_tests: int = 0
+    changed_functions: list[str] = Field(default_factory=list)
+    """`file::qualified.name` of the functions the fix changes (from tree-sitter)."""
+    tests_name_function: bool = False
+    """A failing test's id or body names a changed function."""
+    call_distance: int | None = None
+    """Calls from the nearest failing test to a changed function (1: the test calls it); None: no path found."""
+    parts: int = 1
+
+
+class TaskFilter(BaseModel):
+    """Which tasks a listing or an export takes; empty lists take every value."""
+
+    model_config = ConfigDict(extra="forbid")
+    kinds: list[TaskSource] = Field(default_factory=list)
+    difficulties: list[Difficulty] = Field(default_factory=list)
+    statement: StatementStyle | None = None
+    """Take this style as `problem_statement`; a task without it, or whose check of it failed, is left out."""
+    min_fix_files: int = 0
+    min_fix_lines: int = 0
+    max_call_distance: int | None = None
+
+    def matches(self, task: Task) -> bool:
+        features = task.features
+        distance = features.call_distance if features else None
+        return ((not self.kinds or task.kind in self.kinds)
+                and (not self.difficulties or task.difficulty in self.difficulties)
+                and task.fix_files >= self.min_fix_files and task.fix_lines >= self.min_fix_lines
+                and (self.max_call_distance is None or (distance is not None and distance <= self.max_call_distance))
+                and (self.statement is None or task.has_statement(self.statement)))
+
+    def apply(self, tasks: list[Task]) -> list[Task]:
+        """The tasks that match, each with the chosen style as its `problem_statement`."""
+        return [t.with_statement(self.statement) if self.statement else t for t in tasks if self.matches(t)]
 
 
 class TaskValidation(BaseModel):
@@ -85,6 +170,9 @@ class Task(BaseModel):
     test_patch: str = ""
     """Test changes that belong to the task (history tasks whose commit added tests); applied in both states."""
     problem_statement: str
+    """The chosen statement (the `tests` style unless an export chose another)."""
+    problem_statements: Statements = Field(default_factory=Statements)
+    statement_checks: list[StatementCheck] = Field(default_factory=list)
     FAIL_TO_PASS: list[str] = Field(default_factory=list)
     """Test ids (the runner's own) that fail with the bug and pass with the gold patch."""
     PASS_TO_PASS: list[str] = Field(default_factory=list)
@@ -98,8 +186,28 @@ class Task(BaseModel):
     fix_lines: int = 0
     mutation: MutationInfo | None = None
     history: HistoryInfo | None = None
+    parts: list[TaskPart] = Field(default_factory=list)
+    """Combined tasks: the bugs applied together (bug_patch and gold_patch hold them all)."""
+    features: TaskFeatures | None = None
+    difficulty: Difficulty | None = None
+    """easy, medium or hard, from `features` (autoinstall/tasks/difficulty.py); None: made before features."""
     validation: TaskValidation = Field(default_factory=TaskValidation)
     grading: Grading | None = None
     """How every surface grades an attempt (envs/grading/): what of the agent's change is taken, how the tests
     run and are read. None: a task made before grading existed; remake it (`autoinstall tasks make ENV_ID`)."""
     created_at: str = ""
+
+    def statement(self, style: StatementStyle) -> str:
+        """The statement of one style ("" when not written); a task made before styles has only `tests`."""
+        text = getattr(self.problem_statements, style)
+        return text or (self.problem_statement if style == "tests" and not self.statement_checks else "")
+
+    def has_statement(self, style: StatementStyle) -> bool:
+        """The task holds a statement of this style and no leak check refused it (issue and terse need one
+        that passed: they were never written without a check)."""
+        checks = [c for c in self.statement_checks if c.style == style]
+        return bool(self.statement(style)) and all(c.passed for c in checks) and (bool(checks) or style == "tests")
+
+    def with_statement(self, style: StatementStyle) -> Task:
+        """A copy whose `problem_statement` is the given style (the stored one when the style is missing)."""
+        return self.model_copy(update={"problem_statement": self.statement(style) or self.problem_statement})

@@ -3,7 +3,11 @@
 
 Modules: languages.py (grammar tables), mutation.py (operators), history.py (reversed commits),
 candidate.py (a bug before it is run), workspace.py (the container side), validate.py (search and
-validation), statement.py (problem statements), store.py (the JSONL store), make.py (`make_tasks`).
+validation), combine.py (combined tasks), searching.py (the search loop), codeindex.py (functions, test
+ids and call distances by tree-sitter), difficulty.py (features and bucket), statement.py (the tests style),
+symptoms.py + prose.py (issue and terse by templates), statement_model.py (by a chat model), leaks.py (the
+leak check), statements.py (every style, checked), build.py (the Task record), settings.py (options and
+report), store.py (the JSONL store), make.py (`make_tasks`).
 """
 from autoinstall.tasks.make import MakeOptions, MakeReport, TaskError, make_tasks
 from autoinstall.tasks.store import TaskStore, TaskStoreError

@@ -6,7 +6,7 @@ import hashlib
 
 from pydantic import BaseModel, Field
 
-from envs.task import HistoryInfo, MutationInfo, TaskSource
+from envs.task import HistoryInfo, MutationInfo, TaskPart, TaskSource
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 
@@ -24,6 +24,13 @@ class Candidate(BaseModel):
     test_files: list[str] = Field(default_factory=list)
     """History: the test files the commit touched (their tests are searched even when the coverage map
     shows no call into the changed files, e.g. a change to module-level tables)."""
+    parts: list[TaskPart] = Field(default_factory=list)
+    """Combined: the validated bugs it applies together."""
+
+    @property
+    def part_heads(self) -> list[str]:
+        """The first failing test of each part (a combined task's statements describe every part)."""
+        return [p.FAIL_TO_PASS[0] for p in self.parts if p.FAIL_TO_PASS]
 
     @property
     def hunk_key(self) -> str:

@@ -51,28 +51,29 @@ def sites(path: str, text: str) -> list[Site]:
     if tree is None:
         return []
     found: list[Site] = []
-    for function, body in _functions(tree.root_node, grammar, ()):
+    for function, body in functions(tree.root_node, grammar, ()):
         found.extend(_body_sites(body, grammar, function))
     return found
 
 
-def _functions(node: tree_sitter.Node, g: Grammar, scope: tuple[str, ...]
-               ) -> Iterator[tuple[str, tree_sitter.Node]]:
-    """(qualified name, body) of every function under `node`, not descending into skipped scopes."""
+def functions(node: tree_sitter.Node, g: Grammar, scope: tuple[str, ...], tests: bool = False
+              ) -> Iterator[tuple[str, tree_sitter.Node]]:
+    """(qualified name, body) of every function under `node`, not descending into skipped scopes (Rust's
+    test modules and `#[test]` functions, unless `tests`)."""
     for child in node.children:
         name = _name(child)
         if child.type in g.scopes:
-            if name in g.skip_scopes or _is_cfg_test(child):
+            if not tests and (name in g.skip_scopes or _is_cfg_test(child)):
                 continue
-            yield from _functions(child, g, (*scope, name) if name else scope)
+            yield from functions(child, g, (*scope, name) if name else scope, tests)
         elif child.type in g.functions:
             body = child.child_by_field_name("body")
             qualified = (*scope, name or _holder_name(child) or "<anonymous>")
-            if body is not None and not _is_cfg_test(child):
+            if body is not None and (tests or not _is_cfg_test(child)):
                 yield ".".join(qualified), body
-                yield from _functions(body, g, qualified)
+                yield from functions(body, g, qualified, tests)
         else:
-            yield from _functions(child, g, scope)
+            yield from functions(child, g, scope, tests)
 
 
 def _name(node: tree_sitter.Node) -> str:

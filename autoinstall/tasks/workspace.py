@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from autoinstall.tasks.coverage import folder_prefix, install, select_file, with_plugin
-from autoinstall.tasks.languages import is_source_path
+from autoinstall.tasks.languages import grammar_for, is_source_path, is_test_path
 from envs.base import Sandbox, read_capped
 from envs.spec import Deselection, EnvSpec, TestRun
 from envs.testrun import run_tests, test_command
@@ -69,14 +69,19 @@ def outcomes(run: TestRun) -> dict[str, str]:
     return {r.test_id: r.outcome for r in run.results}
 
 
-def source_files(sandbox: Sandbox, project: str = ".") -> list[str]:
-    """Repository-relative paths of the non-test source files in a supported language, in the project's
-    folder only (a monorepo's other projects are not what its suite tests)."""
+def source_files(sandbox: Sandbox, project: str = ".", *, tests: bool = False) -> list[str]:
+    """Repository-relative paths of the non-test source files in a supported language (with `tests`: the
+    test files instead), in the project's folder only (a monorepo's other projects are not what its suite
+    tests)."""
     listed = sandbox.exec("git ls-files 2>/dev/null || find . -type f -not -path './.git/*' | sed 's|^./||'",
                           timeout=120)
     inside = folder_prefix(project)
+
+    def wanted(path: str) -> bool:
+        return grammar_for(path) is not None and is_test_path(path) if tests else is_source_path(path)
+
     return sorted(p for p in listed.stdout.splitlines()
-                  if p.startswith(inside) and is_source_path(p.removeprefix(inside)))[:MAX_SOURCE_FILES]
+                  if p.startswith(inside) and wanted(p.removeprefix(inside)))[:MAX_SOURCE_FILES]
 
 
 def read_sources(sandbox: Sandbox, paths: list[str],

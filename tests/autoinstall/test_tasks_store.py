@@ -119,13 +119,21 @@ def test_cli_lists_stored_tasks_and_refuses_a_partial_environment(tmp_path: Path
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path))
     monkeypatch.setenv("COLUMNS", "200")
-    TaskStore().write("e1", [task(1), task(2)])
+    hard = task(3).model_copy(update={"kind": "combined", "difficulty": "hard"})
+    TaskStore().write("e1", [task(1), task(2), hard])
     listed = CliRunner().invoke(tasks_app, ["list", "--json"])
     assert listed.exit_code == 0, listed.output
-    assert json.loads(listed.output)[0] | {"path": ""} == {"env_id": "e1", "tasks": 2, "repo": "o/n",
-                                                          "history": 0, "mutation": 2, "path": ""}
+    assert json.loads(listed.output)[0] | {"path": ""} == {
+        "env_id": "e1", "tasks": 3, "repo": "o/n", "history": 0, "mutation": 2, "combined": 1, "easy": 0,
+        "medium": 0, "hard": 1, "unknown": 2, "path": ""}
+    only = CliRunner().invoke(tasks_app, ["list", "--env", "e1", "--kind", "combined", "--json"])
+    assert [t["instance_id"] for t in json.loads(only.output)] == [hard.instance_id]
+    table = CliRunner().invoke(tasks_app, ["list", "--difficulty", "hard"])
+    assert "combined" in table.output and " 1 " in table.output, table.output
+    wrong = CliRunner().invoke(tasks_app, ["list", "--difficulty", "tricky"])
+    assert wrong.exit_code == 2 and "choose among easy, medium, hard" in wrong.output
     catalog, env_id = catalogued(tmp_path, "partial")
     refused = CliRunner().invoke(tasks_app, ["make", env_id, "--catalog", str(catalog.root)])
     assert isinstance(refused.exception, TaskError) and "--include-partial" in str(refused.exception)
     bad = CliRunner().invoke(tasks_app, ["make", env_id, "--kinds", "bugs"])
-    assert bad.exit_code == 2 and "choose among history, mutation" in bad.output
+    assert bad.exit_code == 2 and "choose among history, mutation, combined" in bad.output
