@@ -1,17 +1,22 @@
 """Tasks per environment: validated history and mutation tasks made from verified environments.
 
     uv run python bench/tasks.py [--env ID ...] [--fixture] [--max 25] [--time-budget 900] [--store DIR]
-                                 [--kinds history,mutation] [--max-history 10]
+                                 [--kinds history,mutation,combined] [--max-history 10]
+                                 [--model openai:NAME --base-url URL]
 
 Runs `make_tasks` on each environment (default: every verified environment of the catalog whose runner
 gives per-test results; --fixture first builds tests/fixtures/repos/tasks_mutable, with a short git
-history, and adds it to the catalog). Prints one row per environment, then (last line) one JSON object:
-tasks_per_env_median, history_tasks, mutation_tasks, validation_yield (validated / searched),
-seconds_per_validated_task_median, oracle_reward_mean (the gold patch's reward in validation: 1.0 when
-every FAIL_TO_PASS and PASS_TO_PASS test passed in every run) and nop_reward_mean (the bug state's reward:
-1.0 only if every listed test passed with the bug, which a valid task never allows), and history_funnel
-(summed over environments: commits looked at -> modify code -> also touch tests -> reversed on today's tree ->
-candidates -> searched -> failing -> validated; see autoinstall/tasks/history.py).
+history, and adds it to the catalog). Prints one row per environment (tasks by kind and difficulty, leak
+checks, dropped candidates by reason, validation failures), then (last line) one JSON object:
+tasks_per_env_median, history_tasks, mutation_tasks, combined_tasks, combined_share (combined / all),
+combined_or_multifile_share (combined, or a fix over 2+ files), validation_yield (validated / searched),
+seconds_per_validated_task_median, statement_checks (passed, failed), statement_leaks (statements whose
+leak check failed), difficulty (easy/medium/hard histogram), dropped (summed by reason), by_language
+(per ecosystem: envs, tasks, median seconds per task), oracle_reward_mean (the gold patch's reward in
+validation: 1.0 when every FAIL_TO_PASS and PASS_TO_PASS test passed in every run) and nop_reward_mean (the
+bug state's reward: 1.0 only if every listed test passed with the bug, which a valid task never allows), and
+history_funnel (summed over environments: commits looked at -> modify code -> also touch tests -> reversed on
+today's tree -> candidates -> searched -> failing -> validated; see autoinstall/tasks/history.py).
 """
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -73,12 +79,15 @@ def default_envs(catalog: Catalog) -> list[str]:
 
 
 def row(report: MakeReport, repo: str) -> str:
-    kinds = [t.kind for t in report.tasks]
+    kinds, checks = report.by_kind(), report.statement_checks()
+    failures = "; ".join(f"{f.candidate}: {f.run} {f.how}" for f in report.failures[:5])
     return (f"{report.env_id}  {repo[:28]:28}  tests {report.baseline_tests:4}  "
-            f"candidates {report.candidates:4}  "
-            f"searched {report.searched:4}  tasks {report.validated:3} (history {kinds.count('history')}, "
-            f"mutation {kinds.count('mutation')})  yield {report.yield_:.2f}  "
-            f"s/task {report.seconds_per_task:6.1f}  total {report.seconds:6.0f}s  dropped {report.dropped}\n"
+            f"candidates {report.candidates:4}  searched {report.searched:4}  combined tried "
+            f"{report.combined_tried:3}  tasks {report.validated:3} {kinds}  yield {report.yield_:.2f}  "
+            f"s/task {report.seconds_per_task:6.1f}  total {report.seconds:6.0f}s\n"
+            f"  difficulty {report.by_difficulty()}  leak checks {checks['passed']} passed, "
+            f"{checks['failed']} failed  dropped {report.dropped}\n"
+            f"  validation failures {len(report.failures)}{': ' + failures if failures else ''}\n"
             f"  history funnel {funnel_line(report.history)}")
 
 
@@ -93,6 +102,18 @@ def summed(funnels: list[HistoryFunnel]) -> dict[str, int]:
     return {name: sum(getattr(f, name) for f in funnels) for name in HistoryFunnel.model_fields}
 
 
+def by_language(reports: list[MakeReport], languages: dict[str, str]) -> dict[str, dict[str, float]]:
+    """Per ecosystem: environments, tasks, and the median seconds per validated task."""
+    out: dict[str, dict[str, float]] = {}
+    for language in sorted(set(languages.values())):
+        mine = [r for r in reports if languages.get(r.env_id) == language]
+        seconds = [s for r in mine for s in r.task_seconds]
+        out[language] = {"envs": len(mine), "tasks": sum(r.validated for r in mine),
+                         "tasks_per_env_median": statistics.median([r.validated for r in mine]),
+                         "seconds_per_validated_task_median": round(statistics.median(seconds), 2) if seconds else 0}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -102,7 +123,10 @@ def main() -> None:
     parser.add_argument("--time-budget", type=float, default=900.0, help="Seconds of search per environment.")
     parser.add_argument("--store", type=Path, default=None,
                         help="Task store directory (default: a temp dir).")
-    parser.add_argument("--kinds", default="history,mutation", help="Comma-separated task kinds.")
+    parser.add_argument("--kinds", default="history,mutation,combined", help="Comma-separated task kinds.")
+    parser.add_argument("--model", default="embedded", help="Who writes issue/terse statements: embedded or "
+                                                            "openai:NAME.")
+    parser.add_argument("--base-url", default=None, help="The chat model's endpoint (openai:NAME).")
     parser.add_argument("--max-history", type=int, default=MakeOptions().max_history,
                         help="History tasks per environment at most.")
     args = parser.parse_args()
@@ -113,32 +137,46 @@ def main() -> None:
     store = TaskStore(args.store or Path(tempfile.mkdtemp(prefix="bench-task-store-")))
     factory = docker_factory()
     reports: list[MakeReport] = []
+    languages: dict[str, str] = {}
     for env_id in envs:
         record = catalog.get(env_id)
         started = time.monotonic()
         try:
             report = make_tasks(env_id, factory, catalog=catalog, store=store, options=MakeOptions(
                 max_tasks=args.max, time_budget_s=args.time_budget, kinds=tuple(args.kinds.split(",")),
-                max_history=args.max_history),
+                max_history=args.max_history, model=args.model, base_url=args.base_url),
                 log=lambda line: print(f"  {env_id}: {line}", file=sys.stderr, flush=True))
         except TaskError as e:
             print(f"{env_id}  {record.name or record.repo}: {e} ({time.monotonic() - started:.0f}s)",
                   flush=True)
             continue
         reports.append(report)
+        spec = catalog.get_spec(record.id)
+        languages[report.env_id] = (spec.plan.ecosystem if spec else "unknown").split("@")[0]
         print(row(report, record.name or record.repo), flush=True)
     tasks = [t for r in reports for t in r.tasks]
     per_task = [s for r in reports for s in r.task_seconds]
     searched = sum(r.searched for r in reports)
     oracle = [float(t.validation.gold_all_passed) for t in tasks]
     nop = [float(not t.validation.bug_fail_to_pass_failed) for t in tasks]
+    checks = [c for t in tasks for c in t.statement_checks]
     summary = {
         "envs": len(reports),
         "tasks_per_env_median": statistics.median([r.validated for r in reports]) if reports else 0,
         "history_tasks": sum(t.kind == "history" for t in tasks),
         "mutation_tasks": sum(t.kind == "mutation" for t in tasks),
+        "combined_tasks": sum(t.kind == "combined" for t in tasks),
+        "combined_share": round(sum(t.kind == "combined" for t in tasks) / len(tasks), 3) if tasks else 0.0,
+        "combined_or_multifile_share": round(sum(t.kind == "combined" or t.fix_files > 1 for t in tasks) /
+                                             len(tasks), 3) if tasks else 0.0,
         "validation_yield": round(sum(r.validated for r in reports) / searched, 3) if searched else 0.0,
         "seconds_per_validated_task_median": round(statistics.median(per_task), 2) if per_task else None,
+        "statement_checks": {"passed": sum(c.passed for c in checks), "failed": sum(not c.passed for c in checks)},
+        "statement_leaks": sum(not c.passed for c in checks),
+        "difficulty": dict(Counter(t.difficulty or "unknown" for t in tasks)),
+        "dropped": dict(sum((Counter(r.dropped) for r in reports), Counter())),
+        "validation_failures": sum(len(r.failures) for r in reports),
+        "by_language": by_language(reports, languages),
         "oracle_reward_mean": round(statistics.mean(oracle), 3) if oracle else None,
         "nop_reward_mean": round(statistics.mean(nop), 3) if nop else None,
         "history_funnel": summed([r.history for r in reports]),

@@ -59,6 +59,8 @@ class TaskPart(BaseModel):
     files: list[str] = Field(default_factory=list)
     FAIL_TO_PASS: list[str] = Field(default_factory=list)
     """The tests this bug alone makes fail."""
+    gold_patch: str = ""
+    """What fixes this bug alone (applied on the task's bug state, the other parts stay)."""
     mutation: MutationInfo | None = None
     history: HistoryInfo | None = None
 

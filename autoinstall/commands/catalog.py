@@ -70,16 +70,20 @@ def list_cmd(
 
 @catalog_app.command("show")
 def show_cmd(env_id: IdArg, catalog: CatalogDir = None, json_out: JsonOut = False) -> None:
-    """Show one environment: its record, and the summary of its spec (stored in the catalog)."""
-    # Imported here: the summary printer loads rich.progress, which `autoinstall --help` does not need.
+    """Show one environment: its record, the summary of its spec (stored in the catalog), and its tasks by
+    kind and difficulty."""
+    # Imported here: the summary printer loads rich.progress, the task store pydantic, which
+    # `autoinstall --help` does not need.
     from autoinstall.commands.progress import print_summary
+    from autoinstall.tasks.store import TaskStore, task_counts
 
     cat = open_catalog(catalog)
     record = cat.get(env_id)
     spec = cat.get_spec(record.id)
+    tasks = task_counts(TaskStore().read(record.id))
     if json_out:
         out.print_json(json.dumps({"record": record.model_dump(mode="json"),
-                                   "spec": spec.model_dump(mode="json") if spec else None}))
+                                   "spec": spec.model_dump(mode="json") if spec else None, "tasks": tasks}))
         return
     env_dir = Path(record.env_dir)
     for key in ("id", "repo", "requested_commit", "commit", "commit_date", "model", "base_image", "image",
@@ -91,6 +95,16 @@ def show_cmd(env_id: IdArg, catalog: CatalogDir = None, json_out: JsonOut = Fals
     out.print(f"[bold]env_dir:[/] {escape(str(env_dir))}{missing}", highlight=False)
     if spec is not None:
         print_summary(out, spec)
+    out.print(f"[bold]tasks:[/] {escape(_tasks_line(record.id, tasks))}", highlight=False)
+
+
+def _tasks_line(env_id: str, counts: dict[str, int]) -> str:
+    """`12 (history 3, mutation 7, combined 2; easy 5, medium 4, hard 3)`, or how to make some."""
+    if not counts["tasks"]:
+        return f"none (make some with `autoinstall tasks make {env_id}`)"
+    kinds = ", ".join(f"{k} {counts[k]}" for k in ("history", "mutation", "combined"))
+    buckets = ", ".join(f"{d} {counts[d]}" for d in ("easy", "medium", "hard", "unknown") if d in counts)
+    return f"{counts['tasks']} ({kinds}; {buckets})"
 
 
 @catalog_app.command("rm")

@@ -11,6 +11,7 @@ import typer
 from autoinstall.commands.catalog import open_catalog
 from autoinstall.commands.options import ADVANCED, CatalogDir
 from autoinstall.commands.output import out
+from autoinstall.commands.tasks import DifficultyOpt, KindOpt, StatementOpt, task_filter
 
 
 class Fmt(str, Enum):
@@ -67,6 +68,9 @@ def export_cmd(
     tasks: Annotated[bool, typer.Option("--tasks", help=(
         "Export the environments' tasks (from `autoinstall tasks`): one Harbor task, SWE-bench row, verl row or "
         "JSON line per bug to fix, scored by its FAIL_TO_PASS and PASS_TO_PASS tests."))] = False,
+    kind: KindOpt = None,
+    difficulty: DifficultyOpt = None,
+    statement: StatementOpt = None,
     verifier_network: Annotated[Network, typer.Option(rich_help_panel=ADVANCED, help=(
         "harbor --tasks: the verifier's network (no-network needs Harbor's egress sidecar image)."))
     ] = Network.no_network,
@@ -83,13 +87,17 @@ def export_cmd(
     # Imported here: the exporters load sqlite and docker, which `autoinstall --help` does not need.
     from envs.export import ExportOptions, run_export, status_of
 
+    if not tasks and (kind or difficulty or statement):
+        raise typer.BadParameter("--kind, --difficulty and --statement choose among tasks: add --tasks",
+                                 param_hint="--tasks")
     if images is Images.push and not registry:
         raise typer.BadParameter("--images push needs --registry HOST:PORT", param_hint="--registry")
     options = ExportOptions(out=out_dir, format=fmt.value, ids=ids or [], status=status.value,
                             include_partial=include_partial, include_failed=include_failed, task=task.value, images=images.value,
                             registry=registry, network=network.value, tasks=tasks,
                             verifier_network=verifier_network.value,
-                            agent_user=None if agent_user == "root" else agent_user)
+                            agent_user=None if agent_user == "root" else agent_user,
+                            task_filter=task_filter(kind, difficulty, statement))
     manifest = run_export(open_catalog(catalog), options)
     if json_out:
         out.print_json(manifest.model_dump_json())

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
@@ -18,6 +17,7 @@ tasks_app = typer.Typer(no_args_is_help=True, help="Make and list RL tasks (bugs
                         "are fixed) from verified environments.")
 KIND_NAMES = ("history", "mutation", "combined")
 DIFFICULTY_NAMES = ("easy", "medium", "hard")
+"""As envs.task's TaskSource and Difficulty (not imported here: `autoinstall --help` needs no pydantic)."""
 STYLE_NAMES = ("tests", "issue", "terse")
 
 
@@ -117,14 +117,6 @@ def _distance(task: Task) -> str:
     return "" if distance is None else str(distance)
 
 
-def task_counts(tasks: list[Task]) -> dict[str, int]:
-    """Tasks by kind and by difficulty (`unknown`: made before difficulty was recorded)."""
-    kinds = Counter(t.kind for t in tasks)
-    buckets = Counter(t.difficulty or "unknown" for t in tasks)
-    return {"tasks": len(tasks), **{k: kinds[k] for k in KIND_NAMES},
-            **{d: buckets[d] for d in (*DIFFICULTY_NAMES, "unknown") if d != "unknown" or buckets[d]}}
-
-
 @tasks_app.command("list")
 def list_cmd(
     env_id: Annotated[Optional[str], typer.Option("--env", help="List the tasks of this environment one by "
@@ -144,7 +136,7 @@ def list_cmd(
     """The environments that have tasks, with counts by kind and difficulty; with --env, that environment's
     tasks (filtered by kind, difficulty, statement style and size)."""
     # Imported here: the task store loads pydantic models, which `autoinstall --help` does not need.
-    from autoinstall.tasks import TaskStore
+    from autoinstall.tasks.store import TaskStore, task_counts
 
     chosen = task_filter(kind, difficulty, statement, min_files, min_lines, max_distance)
     store = TaskStore()

@@ -104,7 +104,8 @@ def combined_candidate(parts: list[Kept]) -> Candidate:
     files = sorted({f for k in parts for f in k.candidate.files})
     return Candidate(kind="combined", bug_patch=bug, gold_patch=gold, files=files, fix_lines=changed_lines(bug),
                      parts=[TaskPart(kind=k.candidate.kind, files=k.candidate.files,  # type: ignore[arg-type]
-                                     FAIL_TO_PASS=k.verdict.fail_to_pass, mutation=k.candidate.mutation,
+                                     FAIL_TO_PASS=k.verdict.fail_to_pass, gold_patch=k.candidate.gold_patch,
+                                     mutation=k.candidate.mutation,
                                      history=k.candidate.history) for k in parts])
 
 

@@ -23,7 +23,8 @@ from envs.base import Sandbox
 from envs.task import HistoryInfo
 
 MAX_COMMITS = 1000
-MAX_LINES = 60
+MAX_LINES = 120
+"""A reverse changing more lines is no candidate: the cap on a history task's size (not its files)."""
 MAX_CANDIDATES = 60
 """Reverses stop once this many candidates are found (tests-touching commits are reversed first)."""
 BATCH = 50

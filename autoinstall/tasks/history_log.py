@@ -8,7 +8,8 @@ from pydantic import BaseModel, Field
 from autoinstall.tasks.languages import grammar_for, is_source_path, is_test_path
 from envs.base import Sandbox
 
-MAX_FILES = 3
+MAX_FILES = 12
+"""Commits modifying more source files are not reversed (a bound on the work; history.MAX_LINES caps the size)."""
 _SEP, _END = "\x1f", "\x1e"
 _TESTY = re.compile(r"(^|[/_.-])(tests?|testing|specs?|conftest)([/_.-]|$)")
 _COMMENT = ("#", "//", "/*", "*", '"""', "'''")

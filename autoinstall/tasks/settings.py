@@ -45,7 +45,8 @@ class ValidationFailure(BaseModel):
     run: str
     """`bug run N` or `gold run N` (of `validation_runs`), or `bug patch`/`gold patch` (did not apply)."""
     how: str
-    """e.g. `flaky`, `timeout`, `order-dependent`, `still passes with the bug`, naming the tests."""
+    """validate.Disagreement: timeout, flaky, order-dependent, fresh container, not reported, fails with the
+    fix applied, with the tests."""
 
 
 class MakeReport(BaseModel):

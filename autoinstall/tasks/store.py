@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from autoinstall.errors import AutoinstallError
 from envs.home import autoinstall_home
-from envs.task import Task
+from envs.task import DIFFICULTIES, Task
+
+KIND_NAMES = ("history", "mutation", "combined")
 
 TASKS_DIR = "tasks"
 
@@ -77,3 +80,11 @@ class TaskStore:
             return {}
         return {p.stem: sum(1 for line in p.read_text().splitlines() if line.strip())
                 for p in sorted(self.root.glob("*.jsonl"))}
+
+
+def task_counts(tasks: list[Task]) -> dict[str, int]:
+    """Tasks by kind and by difficulty (`unknown`, when any: made before difficulty was recorded)."""
+    kinds = Counter(t.kind for t in tasks)
+    buckets = Counter(t.difficulty or "unknown" for t in tasks)
+    return {"tasks": len(tasks), **{k: kinds[k] for k in KIND_NAMES}, **{d: buckets[d] for d in DIFFICULTIES},
+            **({"unknown": buckets["unknown"]} if buckets["unknown"] else {})}

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from envs.catalog import Catalog, CatalogError, EnvRecord, SuiteCounts
 from envs.spec import EnvSpec, SourceRecord
+from envs.task import TaskFilter
 from envs.testrun import test_command
 
 EXPORT_VERSION = 1
@@ -61,6 +62,8 @@ class ExportOptions(BaseModel):
     agent_user: str | None = "agent"
     """Harbor tasks: the non-root user the agent runs as (created in the task image, owning the workdir);
     None = the image's default user (root)."""
+    task_filter: TaskFilter = Field(default_factory=TaskFilter)
+    """With tasks: which ones (kind, difficulty, size) and which statement style becomes the instruction."""
 
 
 class ImageArtifact(BaseModel):

@@ -64,6 +64,7 @@ def task_config(te: TaskEntry, options: ExportOptions, limits: Limits | None = N
             "base_commit": task.base_commit, "image": task.image, "test_command": task.test_command,
             "fail_to_pass": len(task.FAIL_TO_PASS), "pass_to_pass": len(task.PASS_TO_PASS),
             "fix_files": task.fix_files, "fix_lines": task.fix_lines, "created_at": task.created_at,
+            "difficulty": task.difficulty or "unknown",
             "verification": verification_counts(spec)},
         "verifier": {"timeout_sec": float(max(600, math.ceil(test_s * 10) + 120)),
                      "environment_mode": "separate", "network_mode": options.verifier_network},

@@ -62,6 +62,8 @@ class SwebenchTaskRow(BaseModel):
     workdir: str = bugstate.TESTBED
     env: dict[str, str] = Field(default_factory=dict)
     kind: str
+    difficulty: str = "unknown"
+    """easy, medium or hard (autoinstall/tasks/difficulty.py); unknown for a task made before it was kept."""
     verification: ExportCounts
     autoinstall_id: str
     autoinstall_format: str = format_version("swebench")
@@ -92,7 +94,8 @@ def row(te: TaskEntry, image: str) -> SwebenchTaskRow:
         environment_setup_commit=task.base_commit, FAIL_TO_PASS=task.FAIL_TO_PASS,
         PASS_TO_PASS=task.PASS_TO_PASS, image=image, eval_script=eval_script(te),
         log_parser=LOG_PARSER, image_name=image, test_cmd=task.test_command,
-        test_runner=task.test_runner, env=task.env, kind=task.kind, verification=verification_counts(spec),
+        test_runner=task.test_runner, env=task.env, kind=task.kind, difficulty=task.difficulty or "unknown",
+        verification=verification_counts(spec),
         autoinstall_id=te.entry.record.id)
 
 

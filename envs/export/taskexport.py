@@ -49,7 +49,7 @@ def export_tasks(entries: list[Entry], options: ExportOptions) -> ExportManifest
         ExportError: no task is stored for them, or a task cannot be written in this format.
         EnvError: a bug-state image could not be built (swebench), a push was refused, or a save failed.
     """
-    tasks = select_tasks(entries)
+    tasks = select_tasks(entries, chosen=options.task_filter)
     if options.format == "swebench":
         swebench_tasks.check_runners(tasks)
     if options.format == "verl":

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from envs.export.common import Entry, ExportError
 from envs.home import autoinstall_home
-from envs.task import Task
+from envs.task import Task, TaskFilter
 
 TASKS_DIR = "tasks"
 
@@ -63,13 +63,23 @@ class TaskEntry:
         return [*self.task.FAIL_TO_PASS, *self.task.PASS_TO_PASS]
 
 
-def select_tasks(entries: list[Entry], home: Path | None = None) -> list[TaskEntry]:
-    """The stored tasks of the selected environments, in order.
+def select_tasks(entries: list[Entry], home: Path | None = None,
+                 chosen: TaskFilter | None = None) -> list[TaskEntry]:
+    """The stored tasks of the selected environments that `chosen` takes (each with the chosen statement
+    style as its `problem_statement`), in order.
 
     Raises:
-        ExportError: none of them has tasks (saying how to make some), or a store line is not a task.
+        ExportError: none of them has tasks (saying how to make some), none matches `chosen` (saying how many
+            there are), or a store line is not a task.
     """
-    selected = [TaskEntry(e, t) for e in entries for t in read_tasks(e.record.id, home)]
+    stored = [(e, t) for e in entries for t in read_tasks(e.record.id, home)]
+    chosen = chosen or TaskFilter()
+    selected = [TaskEntry(e, t) for e, t in stored for t in chosen.apply([t])]
+    if stored and not selected:
+        asked = chosen.model_dump(exclude_defaults=True)
+        msg = (f"None of the {len(stored)} stored tasks matches {asked}; see `autoinstall tasks list --env ID` "
+               "for their kinds, difficulties and statements, or export with fewer conditions.")
+        raise ExportError(msg)
     if not selected:
         names = ", ".join(f"{e.record.id} ({e.record.name or e.record.repo})" for e in entries)
         where = tasks_path("<id>", home).parent

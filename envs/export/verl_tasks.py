@@ -60,6 +60,7 @@ def row(te: TaskEntry, index: int, image: str) -> VerlTaskRow:
         reward_model={"style": "rule", "ground_truth": json.dumps(truth)},
         extra_info={"index": index, "instance_id": task.instance_id, "autoinstall_id": te.entry.record.id,
                     "format": format_version("verl"), "need_tools_kwargs": True, "kind": task.kind,
+                    "difficulty": task.difficulty or "unknown",
                     "verification": verification_counts(te.entry.spec),
                     "tools_kwargs": {name: {"create_kwargs": create} for name in names}})
 

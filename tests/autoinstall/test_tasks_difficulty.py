@@ -9,7 +9,7 @@ from autoinstall.tasks.codeindex import CodeIndex
 from autoinstall.tasks.combine import Kept, Pool, combined_candidate
 from autoinstall.tasks.difficulty import bucket, features
 from autoinstall.tasks.validate import Verdict
-from envs.task import MutationInfo, Statements, StatementCheck, Task, TaskFeatures, TaskFilter
+from envs.task import MutationInfo, StatementCheck, Statements, Task, TaskFeatures, TaskFilter
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "repos" / "tasks_mutable"
 SOURCE = "ranges/__init__.py"

@@ -1,18 +1,22 @@
 """End to end on Docker: a small fixture repository with history -> verified environment -> validated
-history and mutation tasks, whose FAIL_TO_PASS / PASS_TO_PASS are checked again in a fresh container."""
+history, mutation and combined tasks, whose FAIL_TO_PASS / PASS_TO_PASS (and, combined, each part's fix
+alone) are checked again in a fresh container; the combined task's reward pays the gold patch only."""
 from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from autoinstall.options import BuildOptions, docker_factory
 from autoinstall.pipeline import build_environment
-from autoinstall.tasks import MakeOptions, TaskStore, make_tasks
+from autoinstall.tasks import MakeOptions, MakeReport, TaskStore, make_tasks
 from autoinstall.tasks.workspace import Suite, apply_patch, outcomes
 from envs.catalog import Catalog
+from envs.spec import EnvSpec
 from envs.task import Task
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "repos" / "tasks_mutable"
@@ -44,25 +48,46 @@ def check_in_fresh_container(task: Task, suite: Suite) -> None:
         seen = outcomes(suite.run(sandbox, timeout_s=300))
         assert all(seen[t] in ("failed", "error") for t in task.FAIL_TO_PASS), seen
         assert all(seen[t] == "passed" for t in task.PASS_TO_PASS), seen
+        for part in task.parts:  # each part's fix alone leaves some of the task's tests failing
+            assert apply_patch(sandbox, part.gold_patch)
+            seen = outcomes(suite.run(sandbox, timeout_s=300))
+            assert any(seen[t] in ("failed", "error") for t in task.FAIL_TO_PASS), (part.files, seen)
+            assert apply_patch(sandbox, part.gold_patch, reverse=True)
         assert apply_patch(sandbox, task.gold_patch)
         seen = outcomes(suite.run(sandbox, timeout_s=300))
         assert all(seen[t] == "passed" for t in [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]), seen
 
 
-def test_history_and_mutation_tasks_from_a_fixture(base_image: str, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
-    repo = repo_with_history(tmp_path / "repo")
-    spec = build_environment(str(repo), BuildOptions(out_dir=tmp_path / "env"))
-    assert spec.status == "verified", spec.failure
-    catalog = Catalog(tmp_path / "home" / "catalog")
-    env_id = catalog.upsert_spec(spec, tmp_path / "env").id
-    store = TaskStore(tmp_path / "home" / "tasks")
-    report = make_tasks(env_id, docker_factory(), catalog=catalog, store=store,
-                        options=MakeOptions(max_tasks=2, max_history=1))
-    kinds = sorted(t.kind for t in report.tasks)
-    assert kinds == ["history", "mutation"], report.dropped
-    assert store.read(env_id) == sorted(report.tasks, key=lambda t: t.instance_id)
+@dataclass
+class Made:
+    spec: EnvSpec
+    catalog: Catalog
+    report: MakeReport
+    store: TaskStore
+
+
+@pytest.fixture(scope="module")
+def made(base_image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Made]:
+    """The fixture with history, built, and four tasks made of it (a history, mutations, a combined)."""
+    tmp_path = tmp_path_factory.mktemp("tasks")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
+        repo = repo_with_history(tmp_path / "repo")
+        spec = build_environment(str(repo), BuildOptions(out_dir=tmp_path / "env"))
+        assert spec.status == "verified", spec.failure
+        catalog = Catalog(tmp_path / "home" / "catalog")
+        env_id = catalog.upsert_spec(spec, tmp_path / "env").id
+        store = TaskStore(tmp_path / "home" / "tasks")
+        report = make_tasks(env_id, docker_factory(), catalog=catalog, store=store,
+                            options=MakeOptions(max_tasks=4, max_history=1, combined_every=1))
+        yield Made(spec, catalog, report, store)
+
+
+def test_history_mutation_and_combined_tasks_from_a_fixture(made: Made) -> None:
+    report, spec = made.report, made.spec
+    kinds = [t.kind for t in report.tasks]
+    assert sorted(set(kinds)) == ["combined", "history", "mutation"], (kinds, report.dropped)
+    assert made.store.read(report.tasks[0].env_id) == sorted(report.tasks, key=lambda t: t.instance_id)
     funnel = report.history
     assert (funnel.looked_at, funnel.code, funnel.candidates, funnel.validated) == (2, 1, 1, 1), funnel
     assert funnel.searched == funnel.failing == 1
@@ -70,10 +95,30 @@ def test_history_and_mutation_tasks_from_a_fixture(base_image: str, tmp_path: Pa
     assert history.FAIL_TO_PASS == ["tests/test_ranges.py::test_clamp_high"]
     assert "values above the range" in history.problem_statement
     assert BUGGY_CLAMP.strip().splitlines()[0] not in history.problem_statement
+    combined = next(t for t in report.tasks if t.kind == "combined")
+    assert len(combined.parts) >= 2 and combined.features is not None and combined.features.parts >= 2
+    assert sorted(combined.FAIL_TO_PASS) == sorted({t for p in combined.parts for t in p.FAIL_TO_PASS})
+    assert len({p.mutation.function if p.mutation else "history" for p in combined.parts}) == len(combined.parts)
     suite = Suite.from_spec(spec)
     assert suite is not None
     for task in report.tasks:
         assert task.validation.valid and task.validation.runs == 2
         assert task.repo == "repo" and task.base_commit == spec.source.commit
         assert set(task.FAIL_TO_PASS).isdisjoint(task.PASS_TO_PASS)
+        assert [(c.style, c.passed) for c in task.statement_checks] == [("tests", True), ("issue", True),
+                                                                        ("terse", True)]
+        assert task.difficulty in ("easy", "medium", "hard") and task.features is not None
+        assert not any(t in task.problem_statements.issue for t in task.FAIL_TO_PASS)
         check_in_fresh_container(task, suite)
+
+
+def test_a_combined_task_pays_its_gold_patch_only(made: Made) -> None:
+    """The reward-integrity plays of the runtime surface on the combined task: the gold patch earns 1.0, no
+    change and every cheat Harbor plays earn 0.0."""
+    from tests.adversarial.surfaces import GOLD, LanguageTask, runtime_rewards
+
+    combined = next(t for t in made.report.tasks if t.kind == "combined")
+    lt = LanguageTask("python", made.catalog, combined)
+    rewards = runtime_rewards(lt, lt.plays(harbor=True))
+    assert rewards.pop(GOLD) == 1.0
+    assert rewards and set(rewards.values()) == {0.0}, rewards

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from autoinstall.tasks.history import HistoryFunnel, history_candidates
-from autoinstall.tasks.history_log import is_cosmetic, parse_log, removes_definition, touches_test
+from autoinstall.tasks.history_log import MAX_FILES, is_cosmetic, parse_log, removes_definition, touches_test
 from autoinstall.tasks.workspace import apply_patch
 from envs.local import LocalSandbox
 
@@ -103,12 +103,16 @@ def test_a_tree_without_history_gives_no_candidates(sandbox: LocalSandbox) -> No
 
 
 def test_parse_log_counts_modified_sources_and_touched_tests() -> None:
+    """A commit over several files is kept (history.MAX_LINES caps a reverse's size); past MAX_FILES it is not."""
+    wide = "".join(f"M\tpkg/m{i}.py\n" for i in range(MAX_FILES + 1))
     log = ("\x1ea1\x1ffix parser\n\nbody\x1f\nM\tpkg/parse.py\nA\tpkg/new.py\nM\ttests/test_parse.py\n"
            "\x1ea2\x1fdocs\x1f\nM\tREADME.md\n"
-           "\x1ea3\x1fbig\x1f\nM\tpkg/a.py\nM\tpkg/b.py\nM\tpkg/c.py\nM\tpkg/d.py\n")
+           "\x1ea3\x1fbig\x1f\nM\tpkg/a.py\nM\tpkg/b.py\nM\tpkg/c.py\nM\tpkg/d.py\n"
+           f"\x1ea4\x1fhuge\x1f\n{wide}")
     read, found = parse_log(log)
-    assert read == 3
-    assert [(c.sha, c.modified, c.tests) for c in found] == [("a1", ["pkg/parse.py"], ["tests/test_parse.py"])]
+    assert read == 4
+    assert [(c.sha, c.modified, c.tests) for c in found] == [
+        ("a1", ["pkg/parse.py"], ["tests/test_parse.py"]), ("a3", [f"pkg/{x}.py" for x in "abcd"], [])]
     assert found[0].message == "fix parser\n\nbody"
 
 

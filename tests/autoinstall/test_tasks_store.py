@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from autoinstall.commands.catalog import catalog_app
 from autoinstall.commands.tasks import tasks_app
 from autoinstall.tasks import MakeOptions, TaskError, TaskStore, TaskStoreError, make_tasks
 from autoinstall.tasks.candidate import Candidate, unified_diff
@@ -137,3 +138,19 @@ def test_cli_lists_stored_tasks_and_refuses_a_partial_environment(tmp_path: Path
     assert isinstance(refused.exception, TaskError) and "--include-partial" in str(refused.exception)
     bad = CliRunner().invoke(tasks_app, ["make", env_id, "--kinds", "bugs"])
     assert bad.exit_code == 2 and "choose among history, mutation, combined" in bad.output
+
+
+def test_catalog_show_counts_the_environments_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path))
+    monkeypatch.setenv("COLUMNS", "200")
+    catalog, env_id = catalogued(tmp_path, "verified")
+    shown = CliRunner().invoke(catalog_app, ["show", env_id, "--catalog", str(catalog.root)])
+    assert f"tasks: none (make some with `autoinstall tasks make {env_id}`)" in shown.output, shown.output
+    easy = task(1).model_copy(update={"env_id": env_id, "difficulty": "easy"})
+    hard = task(2).model_copy(update={"env_id": env_id, "kind": "combined", "difficulty": "hard"})
+    TaskStore().write(env_id, [easy, hard, task(3)])
+    shown = CliRunner().invoke(catalog_app, ["show", env_id, "--catalog", str(catalog.root)])
+    assert "tasks: 3 (history 0, mutation 2, combined 1; easy 1, medium 0, hard 1, unknown 1)" in shown.output
+    data = CliRunner().invoke(catalog_app, ["show", env_id, "--catalog", str(catalog.root), "--json"])
+    assert json.loads(data.output)["tasks"] == {"tasks": 3, "history": 0, "mutation": 2, "combined": 1, "easy": 1,
+                                                "medium": 0, "hard": 1, "unknown": 1}

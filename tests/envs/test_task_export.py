@@ -21,7 +21,7 @@ from envs.export.swebench_tasks import END, START, eval_script, row
 from envs.export.tasks import TaskEntry, read_tasks, select_tasks
 from envs.export.verl_tasks import AGENT_LOOP, REWARD_FILE, RUN_TESTS
 from envs.spec import SourceRecord
-from envs.task import Task
+from envs.task import StatementCheck, Statements, Task, TaskFilter
 from tests.envs.conftest import parquet
 from tests.envs.task_env import F2P, P2P, STATEMENT, store
 
@@ -163,6 +163,39 @@ def test_jsonl_and_the_cli(catalog: Catalog, stored: tuple[str, Task], tmp_path:
                                       "--catalog", str(catalog.root), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["tasks"] == ["example-org__calc-mutation-0001"]
+
+
+def test_the_export_selects_tasks_by_kind_difficulty_and_statement_style(
+        home: Path, catalog: Catalog, stored: tuple[str, Task], tmp_path: Path) -> None:
+    env_id, task = stored
+    styled = task.model_copy(update={
+        "instance_id": "example-org__calc-combined-0002", "kind": "combined", "difficulty": "hard",
+        "problem_statements": Statements(tests=STATEMENT, issue="sub() is off: sub(5, 3) gives 8.", terse="sub broke"),
+        "statement_checks": [StatementCheck(style=s, passed=True) for s in ("tests", "issue", "terse")]})
+    (home / "tasks" / f"{env_id}.jsonl").write_text(task.model_dump_json() + "\n" + styled.model_dump_json() + "\n")
+    chosen = TaskFilter(kinds=["combined"], difficulties=["hard"], statement="issue")
+    manifest = run_export(catalog, ExportOptions(out=tmp_path / "h", format="harbor", tasks=True,
+                                                 task_filter=chosen))
+    assert manifest.tasks == [styled.instance_id]
+    folder = tmp_path / "h" / "example-org__calc-combined-0002"
+    assert "sub() is off: sub(5, 3) gives 8." in (folder / "instruction.md").read_text()
+    assert STATEMENT not in (folder / "instruction.md").read_text()
+    config = tomllib.loads((folder / "task.toml").read_text())
+    assert config["metadata"]["task_kind"] == "combined" and config["metadata"]["difficulty"] == "hard"
+    with pytest.raises(ExportError, match="None of the 2 stored tasks matches .*difficulties"):
+        run_export(catalog, ExportOptions(out=tmp_path / "none", format="jsonl", tasks=True,
+                                          task_filter=TaskFilter(difficulties=["easy"])))
+    app = typer.Typer()
+    app.command("export")(export_cmd)
+    app.command("other")(lambda: None)
+    result = CliRunner().invoke(app, ["export", "--out", str(tmp_path / "cli"), "--format", "jsonl", "--tasks",
+                                      "--kind", "combined", "--statement", "terse", "--catalog", str(catalog.root)])
+    assert result.exit_code == 0, result.output
+    (line,) = [json.loads(x) for x in (tmp_path / "cli" / "tasks.jsonl").read_text().splitlines()]
+    assert (line["kind"], line["problem_statement"]) == ("combined", "sub broke")
+    refused = CliRunner().invoke(app, ["export", "--out", str(tmp_path / "x"), "--format", "jsonl", "--kind",
+                                       "combined", "--catalog", str(catalog.root)])
+    assert refused.exit_code == 2 and "add --tasks" in refused.output
 
 
 @pytest.mark.parametrize(("repo", "name"), [
