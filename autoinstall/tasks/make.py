@@ -20,8 +20,9 @@ from autoinstall.tasks.candidate import Candidate
 from autoinstall.tasks.codeindex import CodeIndex
 from autoinstall.tasks.history import HistoryFunnel, history_candidates
 from autoinstall.tasks.mutation import mutations
-from autoinstall.tasks.searching import Search
+from autoinstall.tasks.searching import Search, validation_workers
 from autoinstall.tasks.settings import KINDS, MakeOptions, MakeReport
+from autoinstall.tasks.staticreach import StaticReach
 from autoinstall.tasks.statement_model import statement_writer
 from autoinstall.tasks.store import TaskStore
 from autoinstall.tasks.validate import baseline
@@ -127,10 +128,14 @@ def _search_all(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Su
 
     context = TaskContext(record=record, spec=spec, suite=suite, load_index=load_index,
                           writer=statement_writer(options.model, options.base_url))
-    search = Search(sandbox=sandbox, factory=factory, image=image, passing=passing, reach=reach,
+    found: coverage.CoverageMap | StaticReach | None = reach
+    if reach is None and context.index is not None and context.index.functions:
+        found = StaticReach(context.index, passing)  # no per-test call map: the call graph tells
+    report.selection = "coverage" if reach is not None else "call graph" if found is not None else "none"
+    search = Search(sandbox=sandbox, factory=factory, image=image, passing=passing, reach=found,
                     timeout_s=timeout_s, context=context, options=options, report=report, log=log, exact=exact,
-                    since=time.monotonic() - started)  # the baseline and generation count toward the first task
-    search.run(candidates, started)
+                    workers=validation_workers(factory, options.workers))
+    search.run(candidates, started)  # the baseline and generation count toward the first task
 
 
 def _candidates(sandbox: Sandbox, options: MakeOptions, log: Callable[[str], None],

@@ -31,6 +31,9 @@ class MakeOptions(BaseModel):
     combined_every: int = 3
     """A combined task is tried after every this many validated single bugs (and, once the candidates run
     out, until max_tasks, the budget or the groups do)."""
+    workers: int | None = None
+    """Validations run beside the search at once (None: the cores left beside it at the sandbox's CPU
+    limit, at least 1)."""
     model: str = "embedded"
     """Who writes the issue and terse statements: `embedded` (templates) or `openai:NAME` (a chat model)."""
     base_url: str | None = None
@@ -64,7 +67,10 @@ class MakeReport(BaseModel):
     seconds: float = 0.0
     baseline_tests: int = 0
     coverage: bool = False
-    """Candidates were searched with only the tests that reach them (a per-test call map was read)."""
+    """A per-test call map was read (pytest)."""
+    selection: str = "none"
+    """How the tests that reach a candidate were known: `coverage` (the call map), `call graph`
+    (staticreach.py: every other runner), `none` (the whole suite runs)."""
     task_seconds: list[float] = Field(default_factory=list)
     """Wall time spent per validated task (search share + validation)."""
     history: HistoryFunnel = Field(default_factory=HistoryFunnel)

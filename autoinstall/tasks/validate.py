@@ -68,6 +68,8 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
         return Verdict(kept=False, reason="does not apply"), candidate
     try:
         run = suite.run(sandbox, timeout_s, max_fail=max_fail + 1, select=selection)
+        if selection is not None and _unselected(run, selection, passing):
+            selection = None  # the runner ran the whole suite: judge it whole
         verdict = judge(run, selection if selection is not None else passing, max_fail)
         if verdict.kept and selection is not None:
             verdict.pass_to_pass = [t for t in passing if t not in verdict.fail_to_pass]
@@ -81,41 +83,104 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
     return verdict, candidate
 
 
-def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candidate, verdict: Verdict, *,
-             runs: int = 2, timeout_s: float, gold_select: list[str] | None = None) -> TaskValidation:
-    """Run the task `runs` times both ways in a fresh container: with the bug every FAIL_TO_PASS test fails
-    and every PASS_TO_PASS test passes; with the gold patch applied on the bug, all of them pass.
+def _unselected(run: TestRun, selection: list[str], passing: list[str]) -> bool:
+    """The run reports baseline tests outside the selection: its runner does not select by id."""
+    chosen = set(selection)
+    return any(t not in chosen for t in set(outcomes(run)) & set(passing))
 
-    `gold_select` (pytest: FAIL_TO_PASS and the tests that reach the change) shortens the gold runs, only
-    when the gold patch gives back the changed files byte for byte: the tree is then the environment's
-    own, whose whole suite the baseline run saw pass (flaky tests excluded). Otherwise the whole suite runs.
+
+class Disagreement(BaseModel):
+    """Which validation run disagreed with the search, and how."""
+
+    run: str
+    """`bug run N`, `gold run N`, `bug patch` or `gold patch` (did not apply)."""
+    how: str
+    """timeout; flaky (an earlier run of the same state agreed); order-dependent (the whole suite's first run
+    disagrees with a search that ran only the tests reaching the change); fresh container (the first run
+    disagrees with a search of the whole suite in the long-lived container); not reported (a listed test id
+    missing from the run)."""
+    tests: list[str] = Field(default_factory=list)
+    """The tests that disagreed (at most 5)."""
+
+    def __str__(self) -> str:
+        shown = f": {', '.join(self.tests)}" if self.tests else ""
+        return f"{self.run}: {self.how}{shown}"
+
+
+def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candidate, verdict: Verdict, *,
+             runs: int = 2, timeout_s: float, gold_select: list[str] | None = None,
+             bug_select: list[str] | None = None, searched_selection: bool = False
+             ) -> tuple[TaskValidation, Disagreement | None]:
+    """Run the task `runs` times both ways in a fresh container: with the bug every FAIL_TO_PASS test fails
+    and every PASS_TO_PASS test passes; with the gold patch applied on the bug, all of them pass. Returns
+    what was seen and, when it failed, the first disagreement.
+
+    The first bug run is always the whole suite (a change seen at import time, or a test that fails only after
+    others, shows there). `bug_select` (FAIL_TO_PASS and the tests that reach a change inside a function
+    body: no other test runs it) shortens the later bug runs. `gold_select` shortens the gold runs, only
+    when the gold patch gives back the changed files byte for byte: the tree is then the environment's own,
+    whose whole suite the baseline run saw pass (flaky tests excluded). Otherwise the whole suite runs.
+    `searched_selection`: the search ran only the tests reaching the change (tells order-dependence apart).
     """
     started = time.monotonic()
-    result = TaskValidation()
+    result, why = TaskValidation(), None
     with factory.sandbox(image, network=False) as sandbox:
         original = _contents(sandbox, candidate.files)
         if not apply_patch(sandbox, candidate.bug_patch):
-            return result
+            return result, Disagreement(run="bug patch", how="does not apply in a fresh container")
         f2p_failed, p2p_passed = True, True
-        for _ in range(runs):
-            seen = outcomes(suite.run(sandbox, timeout_s))
-            f2p_failed &= all(seen.get(t) in FAILED for t in verdict.fail_to_pass)
-            p2p_passed &= all(seen.get(t) == "passed" for t in verdict.pass_to_pass)
-            if not (f2p_failed and p2p_passed):
+        for n in range(runs):
+            select = bug_select if n > 0 else None
+            run = suite.run(sandbox, timeout_s, select=select)
+            seen = outcomes(run)
+            wrong_f2p = [t for t in verdict.fail_to_pass if seen.get(t) not in FAILED]
+            wrong_p2p = [t for t in (select or verdict.pass_to_pass)
+                         if t not in verdict.fail_to_pass and seen.get(t) != "passed"]
+            f2p_failed &= not wrong_f2p
+            p2p_passed &= not wrong_p2p
+            if wrong_f2p or wrong_p2p:
+                why = _disagreement(f"bug run {n + 1}", n, run.timed_out, seen, [*wrong_f2p, *wrong_p2p],
+                                    searched_selection)
                 break
         gold_passed = f2p_failed and p2p_passed and apply_patch(sandbox, candidate.gold_patch)
+        if f2p_failed and p2p_passed and not gold_passed:
+            why = Disagreement(run="gold patch", how="does not apply on the bug state")
         listed = [*verdict.fail_to_pass, *verdict.pass_to_pass]
         same = original is not None and _contents(sandbox, candidate.files) == original
         select = gold_select if gold_select and same else None
-        for _ in range(runs if gold_passed else 0):
-            seen = outcomes(suite.run(sandbox, timeout_s, select=select))
-            gold_passed &= all(seen.get(t) == "passed" for t in (select or listed))
+        for n in range(runs if gold_passed else 0):
+            run = suite.run(sandbox, timeout_s, select=select)
+            seen = outcomes(run)
+            wrong = [t for t in (select or listed) if seen.get(t) != "passed"]
+            if wrong:
+                gold_passed = False
+                why = _disagreement(f"gold run {n + 1}", n, run.timed_out, seen, wrong, searched_selection,
+                                    gold=True)
+                break
     result.runs = runs
     result.bug_fail_to_pass_failed = f2p_failed
     result.bug_pass_to_pass_passed = p2p_passed
     result.gold_all_passed = gold_passed
     result.seconds = round(time.monotonic() - started, 2)
-    return result
+    return result, why
+
+
+def _disagreement(run: str, n: int, timed_out: bool, seen: dict[str, str], wrong: list[str],
+                  searched_selection: bool, gold: bool = False) -> Disagreement:
+    missing = [t for t in wrong if t not in seen]
+    if timed_out:
+        how = "timeout"
+    elif missing and len(missing) == len(wrong):
+        how = "not reported (the run names these tests otherwise)"
+    elif n > 0:
+        how = "flaky (an earlier run of the same state agreed)"
+    elif gold:
+        how = "fails with the fix applied"
+    elif searched_selection:
+        how = "order-dependent (the whole suite disagrees with the tests that reach the change)"
+    else:
+        how = "fresh container (disagrees with the search's long-lived container)"
+    return Disagreement(run=run, how=how, tests=(missing or wrong)[:5])
 
 
 def _contents(sandbox: Sandbox, files: list[str]) -> dict[str, bytes | None] | None:

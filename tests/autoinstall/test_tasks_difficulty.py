@@ -2,14 +2,18 @@
 features and bucket of a task, how validated bugs are grouped into combined tasks, and the task filter."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from autoinstall.tasks.candidate import Candidate, mutation_candidate
+from autoinstall.tasks.candidate import Candidate, history_candidate, mutation_candidate, unified_diff
 from autoinstall.tasks.codeindex import CodeIndex
 from autoinstall.tasks.combine import Kept, Pool, combined_candidate
 from autoinstall.tasks.difficulty import bucket, features
-from autoinstall.tasks.validate import Verdict
-from envs.task import MutationInfo, StatementCheck, Statements, Task, TaskFeatures, TaskFilter
+from autoinstall.tasks.searching import validation_workers
+from autoinstall.tasks.staticreach import StaticReach
+from autoinstall.tasks.validate import Verdict, _disagreement
+from envs.base import Limits
+from envs.task import HistoryInfo, MutationInfo, StatementCheck, Statements, Task, TaskFeatures, TaskFilter
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "repos" / "tasks_mutable"
 SOURCE = "ranges/__init__.py"
@@ -99,3 +103,43 @@ def test_the_filter_selects_by_kind_difficulty_and_statement_style() -> None:
                                                                     ("combined-hard", "clamp is wrong")]
     legacy = TaskFilter(statement="tests").apply(tasks)  # a task made before styles keeps its one statement
     assert [t.problem_statement for t in legacy] == ["failing tests...", "failing tests...", "legacy"]
+
+
+def test_a_failed_validation_says_which_run_disagreed_and_how() -> None:
+    seen = {"t::a": "passed", "t::b": "failed"}
+    assert str(_disagreement("bug run 1", 0, True, seen, ["t::a"], False)) == "bug run 1: timeout: t::a"
+    assert _disagreement("bug run 2", 1, False, seen, ["t::a"], True).how.startswith("flaky")
+    assert _disagreement("bug run 1", 0, False, seen, ["t::a"], True).how.startswith("order-dependent")
+    assert _disagreement("bug run 1", 0, False, seen, ["t::a"], False).how.startswith("fresh container")
+    missing = _disagreement("bug run 1", 0, False, seen, ["t::a[x-y]"], True)
+    assert missing.how.startswith("not reported") and missing.tests == ["t::a[x-y]"]
+    assert _disagreement("gold run 1", 0, False, seen, ["t::b"], True, gold=True).how == "fails with the fix applied"
+
+
+def test_validations_beside_the_search_fit_the_cores() -> None:
+    class Factory:
+        limits = Limits(cpus=2.0)
+
+    cores = os.cpu_count() or 1
+    assert validation_workers(Factory(), None) == max(1, cores // 2 - 1)  # type: ignore[arg-type]
+    assert validation_workers(Factory(), 3) == 3 and validation_workers(Factory(), 0) == 1  # type: ignore[arg-type]
+
+
+def test_the_call_graph_selects_the_tests_that_reach_a_change_in_any_runner() -> None:
+    passing = [f"{TESTS}::{name}" for name in ("test_length", "test_total", "test_total_empty", "test_clamp_low",
+                                               "test_parse_range")] + ["pkg::TestUnplaced"]
+    reach = StaticReach(INDEX, passing)
+    assert reach.reaching(LENGTH) == sorted([f"{TESTS}::test_length", f"{TESTS}::test_total",
+                                             f"{TESTS}::test_total_empty", "pkg::TestUnplaced"])
+    source = "class Money:\n    def __init__(self, cents):\n        self.cents = cents\n\n" \
+             "    def __eq__(self, other):\n        return self.cents == other.cents\n"
+    tests = {"tests/test_money.py": "from money import Money\n\ndef test_equal():\n"
+                                    "    assert Money(1) == Money(1)\n\ndef test_other():\n    assert 1\n"}
+    eq = mutant("Money.__eq__", "self.cents == other.cents", "self.cents != other.cents", "money.py", source)
+    money = StaticReach(CodeIndex.build({"money.py": source}, tests),
+                        ["tests/test_money.py::test_equal", "tests/test_money.py::test_other"])
+    assert money.reaching(eq) == ["tests/test_money.py::test_equal"]  # `==` calls __eq__ through the class
+    table = "LIMIT = 'x'\n" + source
+    module_level = history_candidate(HistoryInfo(commit="c"), unified_diff("money.py", table, table.replace("x", "y")),
+                                     unified_diff("money.py", table.replace("x", "y"), table), ["money.py"])
+    assert money.reaching(module_level) == money.passing  # outside any function: every test may see it
