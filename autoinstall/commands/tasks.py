@@ -37,7 +37,7 @@ def _kinds(value: str) -> tuple[str, ...]:
 def task_filter(kinds: str | None = None, difficulty: str | None = None, statement: str | None = None,
                 min_files: int = 0, min_lines: int = 0, max_distance: int | None = None) -> TaskFilter:
     """The selection `tasks list` and `export --tasks` take (their --kind, --difficulty, --statement...)."""
-    from envs.task import TaskFilter
+    from envs.task import TaskFilter  # pydantic models, which `autoinstall --help` does not need
 
     if statement is not None and statement not in STYLE_NAMES:
         msg = f"{statement!r}: choose among {', '.join(STYLE_NAMES)}"

@@ -7,6 +7,7 @@ test's whole id, or the name of a failing test's function as a word). The verdic
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from envs.task import StatementCheck, StatementStyle
@@ -32,6 +33,7 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
+@functools.lru_cache(maxsize=64)
 def secret_lines(gold_patch: str) -> list[str]:
     """The changed lines of the patch (both sides, whitespace collapsed) that would give the fix away."""
     out = set()

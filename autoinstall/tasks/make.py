@@ -25,7 +25,7 @@ from autoinstall.tasks.settings import KINDS, MakeOptions, MakeReport
 from autoinstall.tasks.staticreach import StaticReach
 from autoinstall.tasks.statement_model import statement_writer
 from autoinstall.tasks.store import TaskStore
-from autoinstall.tasks.validate import baseline
+from autoinstall.tasks.validate import baseline, stable_ids
 from autoinstall.tasks.workspace import Suite, read_sources, source_files
 from envs.base import Sandbox, SandboxFactory
 from envs.catalog import Catalog, EnvRecord
@@ -96,6 +96,10 @@ def _run(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Suite, re
     if trace and not passing:  # the traced run broke: search without a map
         trace, first = None, suite.run(sandbox, timeout_s=1800)
         passing = baseline(first, suite.flaky)
+    passing, unstable = stable_ids(passing, spec)
+    if unstable:
+        log(f"{unstable} passing tests left out: their ids differ between the verification's runs")
+    report.unstable_ids = unstable
     reach = coverage.read_map(sandbox, trace, passing, suite.project, log=log) if trace else None
     report.coverage = reach is not None
     report.baseline_tests = len(passing)

@@ -1,7 +1,8 @@
 """The search loop of one run: candidates in order, each searched in the long-lived container; a kept one,
 unless it duplicates one already kept, is checked gradable and validated in a fresh container while the
 search goes on (validation is where the time goes: `workers` validations run beside the search, as many as
-the machine's cores allow at the sandbox's CPU limit), then built into a Task. Every `combined_every`
+the machine's cores allow at the sandbox's CPU limit, in containers reused while a validation leaves them
+exactly as it found them: validate.Containers), then built into a Task. Every `combined_every`
 validated bugs, and once the candidates run out, a group of validated bugs is searched as one combined task
 (combine.py). Stops at max_tasks or the time budget; a task's seconds are the wall time since the last one.
 """
@@ -23,7 +24,7 @@ from autoinstall.tasks.difficulty import changed_functions
 from autoinstall.tasks.grading import gold_problem, grading_for, task_rules
 from autoinstall.tasks.settings import MakeOptions, MakeReport, ValidationFailure
 from autoinstall.tasks.staticreach import StaticReach
-from autoinstall.tasks.validate import Disagreement, Verdict, search, validate
+from autoinstall.tasks.validate import Containers, Disagreement, Verdict, search, validate
 from autoinstall.tasks.workspace import read_sources
 from envs.base import Sandbox, SandboxFactory
 from envs.task import TaskValidation
@@ -76,16 +77,22 @@ class Search:
     singles: int = 0
     history_kept: int = 0
     _executor: ThreadPoolExecutor | None = None
+    _containers: Containers | None = None
 
     def run(self, candidates: list[Candidate], started: float) -> None:
         self.last = started
-        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="validate") as executor:
-            self._executor = executor
-            try:
-                self._search(candidates, started)
-            finally:
-                self._harvest(block=True)
+        self._containers = Containers(self.factory, self.image)
+        try:
+            with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="validate") as executor:
+                self._executor = executor
+                try:
+                    self._search(candidates, started)
+                finally:
+                    self._harvest(block=True)
+        finally:
+            self._containers.close()
         self.report.dropped = dict(self.dropped)
+        self.report.containers = {"started": self._containers.started, "reused": self._containers.reused}
 
     def _search(self, candidates: list[Candidate], started: float) -> None:
         for candidate in candidates:
@@ -166,7 +173,8 @@ class Search:
         future = self._executor.submit(
             validate, self.factory, self.image, self.context.suite, candidate, verdict,
             runs=self.options.validation_runs, timeout_s=self.timeout_s, gold_select=gold_select,
-            bug_select=gold_select if in_bodies(candidate) else None, searched_selection=reaching is not None)
+            bug_select=gold_select if in_bodies(candidate) else None, searched_selection=reaching is not None,
+            containers=self._containers)
         self.pending.append(Pending(candidate, verdict, reaching, future))
         return True
 

@@ -66,6 +66,8 @@ class MakeReport(BaseModel):
     dropped: dict[str, int] = Field(default_factory=dict)
     seconds: float = 0.0
     baseline_tests: int = 0
+    unstable_ids: int = 0
+    """Passing tests left out because their ids differ between the verification's runs."""
     coverage: bool = False
     """A per-test call map was read (pytest)."""
     selection: str = "none"
@@ -75,6 +77,8 @@ class MakeReport(BaseModel):
     """Wall time spent per validated task (search share + validation)."""
     history: HistoryFunnel = Field(default_factory=HistoryFunnel)
     """How many commits reached each stage of history task making."""
+    containers: dict[str, int] = Field(default_factory=dict)
+    """Validation containers started, and validations that reused one another left as it found it."""
     combined_tried: int = 0
     """Groups of validated bugs searched as one."""
     failures: list[ValidationFailure] = Field(default_factory=list)

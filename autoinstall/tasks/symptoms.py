@@ -17,9 +17,11 @@ _ASSERT_EQ = re.compile(r"\b(?:self\.|assert\.|t\.|Assert\.|Assertions\.)?(?:ass
 _ASSERT_NE = re.compile(r"\b(?:self\.)?(?:assertNotEqual|assert_ne!|notStrictEqual|notEqual)\s*\(")
 _EXPECT = re.compile(r"\bexpect\((?P<call>.+?)\)\.(?:to\.)?(?:toBe|toEqual|toStrictEqual|equal|eql|be\.equal)"
                      r"\((?P<expected>.*)\)\s*;?\s*$")
-_PY_EQ = re.compile(r"^\s*assert\s+(?P<left>.+?)\s*==\s*(?P<right>.+?)(?:\s*,\s*.+)?$")
-_PY_NOT = re.compile(r"^\s*assert\s+not\s+(?P<call>.+?)$")
-_PY_TRUE = re.compile(r"^\s*assert\s+(?P<call>[^=!<>]+?)$")
+_PY = {name: re.compile(pattern) for name, pattern in (
+    ("eq", r"^\s*assert\s+(?P<left>.+?)\s*==\s*(?P<right>.+?)(?:\s*,\s*.+)?$"),
+    ("not", r"^\s*assert\s+not\s+(?P<call>.+?)$"),
+    ("true", r"^\s*assert\s+(?P<call>[^=!<>]+?)$"))}
+"""Python's bare `assert` statements."""
 _TRUE = re.compile(r"\b(?:self\.)?(?:assertTrue|assert_true|assert\.ok|assert!|assert)\s*\((?P<call>.*)\)\s*;?\s*$")
 _FALSE = re.compile(r"\b(?:self\.)?(?:assertFalse|assert_false)\s*\((?P<call>.*)\)\s*;?\s*$")
 _RAISES = re.compile(r"\b(?:pytest\.raises|assertRaises|assertThrows|assert_raises)\s*\(\s*(?P<error>[\w.]+)")
@@ -129,13 +131,13 @@ def _parse_assertion(line: str, following: str = "") -> Symptom | None:
             return Symptom(call=call, expected=expected)
     if match := _FALSE.search(text):
         return Symptom(call=match.group("call"), expected="false")
-    if match := _PY_EQ.match(text):
+    if match := _PY["eq"].match(text):
         left, right = match.group("left"), match.group("right")
         call, expected = (right, left) if _CALL.search(right) and not _CALL.search(left) else (left, right)
         return Symptom(call=call, expected=expected)
-    if match := _PY_NOT.match(text):
+    if match := _PY["not"].match(text):
         return Symptom(call=match.group("call"), expected="false")
-    if match := _TRUE.search(text) or _PY_TRUE.match(text):
+    if match := _TRUE.search(text) or _PY["true"].match(text):
         call = match.group("call")
         negated = call.startswith("!")
         return Symptom(call=call.lstrip("!"), expected="false" if negated else "true")

@@ -7,14 +7,17 @@ verification. A run that times out (a mutation that hangs the suite) drops the c
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
+from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel, Field
 
 from autoinstall.tasks.candidate import Candidate
 from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diff, outcomes
 from envs.base import Sandbox, SandboxFactory, read_capped
-from envs.spec import TestRun
+from envs.spec import EnvSpec, TestRun
 from envs.task import TaskValidation
 
 
@@ -35,6 +38,22 @@ def baseline(run: TestRun, flaky: list[str]) -> list[str]:
     return sorted(r.test_id for r in run.results if r.outcome == "passed" and r.test_id not in skip)
 
 
+def stable_ids(passing: list[str], spec: EnvSpec) -> tuple[list[str], int]:
+    """The baseline's passing tests whose ids every verification run reported too, and how many were left
+    out: an id that changes from run to run (parametrized by an object's address, a random value, the
+    order of a set under another hash seed) names no test another run can find, so the search could only
+    call it missing and the grader could never pay it. Unchanged when the verification kept no per-test
+    results, or reported less than half of these ids (it ran another selection)."""
+    runs = [r for r in (spec.verification.runs if spec.verification else []) if r.results]
+    if not runs:
+        return passing, 0
+    everywhere = set.intersection(*({r.test_id for r in run.results} for run in runs))
+    kept = [t for t in passing if t in everywhere]
+    if len(kept) < len(passing) / 2:
+        return passing, 0
+    return kept, len(passing) - len(kept)
+
+
 def judge(run: TestRun, passing: list[str], max_fail: int) -> Verdict:
     """Keep when 1..max_fail baseline tests fail and all the other baseline tests pass."""
     if run.timed_out:
@@ -48,7 +67,8 @@ def judge(run: TestRun, passing: list[str], max_fail: int) -> Verdict:
         return Verdict(kept=False, reason="too many tests fail")
     missing = [t for t in passing if t not in seen]
     if missing:
-        return Verdict(kept=False, reason="tests missing from the run")
+        broken = any(r.outcome == "error" and r.test_id not in set(passing) for r in run.results)
+        return Verdict(kept=False, reason="breaks test collection" if broken else "tests missing from the run")
     rest = [t for t in passing if t not in failing]
     if any(seen.get(t) != "passed" for t in rest):
         return Verdict(kept=False, reason="other tests changed")
@@ -107,13 +127,61 @@ class Disagreement(BaseModel):
         return f"{self.run}: {self.how}{shown}"
 
 
+class Containers:
+    """The validation containers of one run: a container goes back to the pool only when the validation left
+    its workspace exactly as it found it (`git status` of every file, ignored ones too, unchanged, and the
+    changed files byte for byte), so the next validation starts from the image's own state; any other is
+    stopped. Thread-safe: each validation leases one container."""
+
+    def __init__(self, factory: SandboxFactory, image: str) -> None:
+        self.factory, self.image = factory, image
+        self._free: list[tuple[Sandbox, str]] = []
+        self._lock = threading.Lock()
+        self.started = 0
+        self.reused = 0
+
+    @contextlib.contextmanager
+    def lease(self) -> Iterator[tuple[Sandbox, Callable[[], None]]]:
+        """A container, and `restored()` to call when the validation put everything back."""
+        with self._lock:
+            found = self._free.pop() if self._free else None
+            self.reused += found is not None
+            self.started += found is None
+        if found is None:
+            sandbox = self.factory.sandbox(self.image, network=False).__enter__()
+            found = (sandbox, _state(sandbox))
+        sandbox, state = found
+        clean: list[bool] = []
+        try:
+            yield sandbox, lambda: clean.append(True)
+        finally:
+            if clean and state and _state(sandbox) == state:
+                with self._lock:
+                    self._free.append((sandbox, state))
+            else:
+                sandbox.__exit__(None, None, None)
+
+    def close(self) -> None:
+        with self._lock:
+            free, self._free = self._free, []
+        for sandbox, _ in free:
+            sandbox.__exit__(None, None, None)
+
+
+def _state(sandbox: Sandbox) -> str:
+    """The workspace's state as git sees it, every file included; "" when it cannot tell (never reused)."""
+    result = sandbox.exec("git status --porcelain=v1 --untracked-files=all --ignored=matching", timeout=120)
+    return f"state\n{result.stdout}" if result.ok else ""
+
+
 def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candidate, verdict: Verdict, *,
              runs: int = 2, timeout_s: float, gold_select: list[str] | None = None,
-             bug_select: list[str] | None = None, searched_selection: bool = False
-             ) -> tuple[TaskValidation, Disagreement | None]:
-    """Run the task `runs` times both ways in a fresh container: with the bug every FAIL_TO_PASS test fails
-    and every PASS_TO_PASS test passes; with the gold patch applied on the bug, all of them pass. Returns
-    what was seen and, when it failed, the first disagreement.
+             bug_select: list[str] | None = None, searched_selection: bool = False,
+             containers: Containers | None = None) -> tuple[TaskValidation, Disagreement | None]:
+    """Run the task `runs` times both ways in a validation container (a fresh one, or, from `containers`, one
+    an earlier validation left exactly as it found it): with the bug every FAIL_TO_PASS test fails and every
+    PASS_TO_PASS test passes; with the gold patch applied on the bug, all of them pass. Returns what was seen
+    and, when it failed, the first disagreement.
 
     The first bug run is always the whole suite (a change seen at import time, or a test that fails only after
     others, shows there). `bug_select` (FAIL_TO_PASS and the tests that reach a change inside a function
@@ -124,7 +192,7 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
     """
     started = time.monotonic()
     result, why = TaskValidation(), None
-    with factory.sandbox(image, network=False) as sandbox:
+    with (containers or Containers(factory, image)).lease() as (sandbox, restored):
         original = _contents(sandbox, candidate.files)
         if not apply_patch(sandbox, candidate.bug_patch):
             return result, Disagreement(run="bug patch", how="does not apply in a fresh container")
@@ -148,6 +216,9 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
         listed = [*verdict.fail_to_pass, *verdict.pass_to_pass]
         same = original is not None and _contents(sandbox, candidate.files) == original
         select = gold_select if gold_select and same else None
+        if not gold_passed and apply_patch(sandbox, candidate.bug_patch, reverse=True, check_only=True):
+            apply_patch(sandbox, candidate.bug_patch, reverse=True)
+            same = original is not None and _contents(sandbox, candidate.files) == original
         for n in range(runs if gold_passed else 0):
             run = suite.run(sandbox, timeout_s, select=select)
             seen = outcomes(run)
@@ -157,6 +228,8 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
                 why = _disagreement(f"gold run {n + 1}", n, run.timed_out, seen, wrong, searched_selection,
                                     gold=True)
                 break
+        if same:
+            restored()
     result.runs = runs
     result.bug_fail_to_pass_failed = f2p_failed
     result.bug_pass_to_pass_passed = p2p_passed

@@ -20,8 +20,10 @@ SOURCE_CAP_BYTES = 2 * 1024 * 1024
 """A source file past this is not read (mutation skips any past 400,000 characters): at most
 MAX_SOURCE_FILES of these are held on the host at once."""
 FAILED = ("failed", "error")
-QUIET_ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
-"""No .pyc is written: an edit of the same size in the same second must never run a stale cached module."""
+QUIET_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
+"""No .pyc is written: an edit of the same size in the same second must never run a stale cached module.
+One hash seed: a test parametrized by a set's order (`",".join(names)`, `ids=str` of a frozenset) keeps its id
+from run to run, in the search, the validation and the grader (grading.py carries these variables)."""
 
 
 class Suite(BaseModel):

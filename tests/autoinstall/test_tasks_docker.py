@@ -87,6 +87,7 @@ def test_history_mutation_and_combined_tasks_from_a_fixture(made: Made) -> None:
     report, spec = made.report, made.spec
     kinds = [t.kind for t in report.tasks]
     assert sorted(set(kinds)) == ["combined", "history", "mutation"], (kinds, report.dropped)
+    assert len(kinds) == 4 and report.containers["reused"] >= 1, report.containers  # left as found: reused
     assert made.store.read(report.tasks[0].env_id) == sorted(report.tasks, key=lambda t: t.instance_id)
     funnel = report.history
     assert (funnel.looked_at, funnel.code, funnel.candidates, funnel.validated) == (2, 1, 1, 1), funnel
@@ -112,13 +113,25 @@ def test_history_mutation_and_combined_tasks_from_a_fixture(made: Made) -> None:
         check_in_fresh_container(task, suite)
 
 
-def test_a_combined_task_pays_its_gold_patch_only(made: Made) -> None:
-    """The reward-integrity plays of the runtime surface on the combined task: the gold patch earns 1.0, no
-    change and every cheat Harbor plays earn 0.0."""
+def test_the_runtime_pays_a_combined_tasks_gold_patch_only(made: Made) -> None:
+    """The reward-integrity plays (tests/adversarial) on the combined task, on the runtime surface: the gold
+    patch earns 1.0; no change and every Python cheat earn 0.0."""
     from tests.adversarial.surfaces import GOLD, LanguageTask, runtime_rewards
 
     combined = next(t for t in made.report.tasks if t.kind == "combined")
     lt = LanguageTask("python", made.catalog, combined)
-    rewards = runtime_rewards(lt, lt.plays(harbor=True))
+    rewards = runtime_rewards(lt, lt.plays())
     assert rewards.pop(GOLD) == 1.0
+    assert len(rewards) > 10 and set(rewards.values()) == {0.0}, rewards
+
+
+@pytest.mark.slow
+def test_harbor_pays_a_combined_tasks_gold_patch_only(made: Made, tmp_path: Path) -> None:
+    """The same in Harbor (`harbor run`, the oracle agent over copies of the exported task, one per play)."""
+    from tests.adversarial.surfaces import GOLD, LanguageTask, harbor_rewards
+    from tests.envs.test_harbor import harbor_executable
+
+    combined = next(t for t in made.report.tasks if t.kind == "combined")
+    rewards = harbor_rewards(harbor_executable(), [LanguageTask("python", made.catalog, combined)], tmp_path)
+    assert rewards.pop(("python", GOLD)) == 1.0
     assert rewards and set(rewards.values()) == {0.0}, rewards

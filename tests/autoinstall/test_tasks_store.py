@@ -72,6 +72,8 @@ def test_keep_rule() -> None:
     assert judge(run_of(a="failed", b="error", c="passed"), passing, 1).reason == "too many tests fail"
     assert judge(run_of(a="failed", b="skipped", c="passed"), passing, 2).reason == "other tests changed"
     assert judge(run_of(a="failed", b="passed"), passing, 2).reason == "tests missing from the run"
+    assert judge(run_of(a="failed", b="passed", **{"tests.test_c": "error"}), passing, 2).reason == \
+        "breaks test collection"  # a test module that no longer imports: its tests are not run
     hung = run_of(a="failed", b="passed", c="passed")
     hung.timed_out = True
     assert judge(hung, passing, 2).reason == "timeout"
