@@ -39,7 +39,10 @@ def _subject(symptoms: list[Symptom]) -> str:
 
 
 def sentence(s: Symptom) -> str:
-    """One symptom in prose."""
+    """One symptom in prose (a call the library does not define, e.g. the test's own helper, is not shown)."""
+    if not s.apis and s.expected and s.actual and not s.raises:
+        where = f" for {s.words}" if s.words else ""
+        return f"The result{where} is {_code(s.actual)}, but it should be {_code(s.expected)}."
     if s.call and s.raises:
         return f"{_code(s.call)} should raise {_code(s.raises)}, but it does not."
     if s.call and s.expected in ("true", "false"):
@@ -60,7 +63,7 @@ def issue(symptoms: list[Symptom], seed: str, keep: Callable[[str], bool] = lamb
     """A user's report of the symptoms; `keep` drops the sentences it refuses (the leak check's)."""
     shown = symptoms[:MAX_SYMPTOMS]
     subject = _subject(shown)
-    if any(s.raises for s in shown):
+    if len({tuple(s.apis[:1]) for s in shown}) == 1 and any(s.raises for s in shown):
         title = f"{subject} does not raise an error it should"
     elif len({tuple(s.apis[:1]) for s in shown}) > 1:
         names = ", ".join(dict.fromkeys(_code(s.apis[0]) for s in shown if s.apis))
@@ -82,11 +85,13 @@ def terse(symptoms: list[Symptom], seed: str, keep: Callable[[str], bool] = lamb
     first = symptoms[0] if symptoms else Symptom()
     tail = _pick(_TERSE_TAIL, seed, "terse")
     options = []
+    if not first.apis and first.expected and first.actual and not first.raises:
+        options.append(f"{first.words or 'the result'}: got {first.actual}, expected {first.expected}.")
     if first.call and first.raises:
         options.append(f"{_code(first.call)} no longer raises {first.raises}.")
-    elif first.call and first.expected in ("true", "false"):
+    if first.call and first.expected in ("true", "false"):
         options.append(f"{_code(first.call)} should be {first.expected}.")
-    elif first.call and first.expected and first.actual:
+    if first.call and first.expected and first.actual:
         options.append(f"{_code(first.call)} returns {first.actual}, should be {first.expected}.")
     if first.call:
         options.append(f"{_code(first.call)} is broken.")

@@ -18,7 +18,7 @@ _ASSERT_NE = re.compile(r"\b(?:self\.)?(?:assertNotEqual|assert_ne!|notStrictEqu
 _EXPECT = re.compile(r"\bexpect\((?P<call>.+?)\)\.(?:to\.)?(?:toBe|toEqual|toStrictEqual|equal|eql|be\.equal)"
                      r"\((?P<expected>.*)\)\s*;?\s*$")
 _PY = {name: re.compile(pattern) for name, pattern in (
-    ("eq", r"^\s*assert\s+(?P<left>.+?)\s*==\s*(?P<right>.+?)(?:\s*,\s*.+)?$"),
+    ("eq", r"^\s*assert\s+(?P<left>.+?)\s*==\s*(?P<right>.+?)$"),
     ("not", r"^\s*assert\s+not\s+(?P<call>.+?)$"),
     ("true", r"^\s*assert\s+(?P<call>[^=!<>]+?)$"))}
 """Python's bare `assert` statements."""
@@ -29,6 +29,9 @@ _GO_IF = re.compile(r"^\s*if\s+(?:(?:\w+(?:,\s*\w+)*)\s*:=\s*(?P<init>.+?);\s*)?
 _CALL = re.compile(r"[A-Za-z_][\w.]*\s*\(")
 _POINTER = re.compile(r"^>\s+(?P<line>\S.*)$", re.MULTILINE)
 _WHERE = re.compile(r"where (?P<actual>.+?) = (?P<call>[A-Za-z_][\w.]*\(.*\))\s*$", re.MULTILINE)
+_GOT_WANT = re.compile(r"(?P<call>[A-Za-z_][\w.]*\([^()]*\)) = (?P<actual>.+?), want (?P<expected>.+?)$",
+                       re.MULTILINE)
+"""Go's convention: `Parse("x") = 1, want 2`."""
 _MESSAGES = (
     (re.compile(r"^(?:AssertionError: )?assert (?P<actual>.+?) == (?P<expected>.+?)$", re.MULTILINE), False),
     (re.compile(r"expected:? ?<(?P<expected>.+?)> but was:? ?<(?P<actual>.+?)>"), False),
@@ -131,6 +134,7 @@ def _parse_assertion(line: str, following: str = "") -> Symptom | None:
             return Symptom(call=call, expected=expected)
     if match := _FALSE.search(text):
         return Symptom(call=match.group("call"), expected="false")
+    text = _without_message(text)
     if match := _PY["eq"].match(text):
         left, right = match.group("left"), match.group("right")
         call, expected = (right, left) if _CALL.search(right) and not _CALL.search(left) else (left, right)
@@ -142,10 +146,18 @@ def _parse_assertion(line: str, following: str = "") -> Symptom | None:
         negated = call.startswith("!")
         return Symptom(call=call.lstrip("!"), expected="false" if negated else "true")
     if match := _GO_IF.match(text):
-        left = match.group("left")
-        init = match.group("init")
-        return Symptom(call=init if init and not _CALL.search(left) else left, expected=match.group("right"))
+        left, right, init = match.group("left"), match.group("right"), match.group("init") or ""
+        call = left if _CALL.search(left) else init if _CALL.search(init) else ""
+        return Symptom(call=call, expected=right) if call else None  # `if err != nil {` checks no result
     return None
+
+
+def _without_message(text: str) -> str:
+    """`assert a == (3, 8), "why"` -> `assert a == (3, 8)`: Python's assertion message (after a top-level
+    comma) is no part of what is checked."""
+    if not text.startswith("assert ") or "(" in text[:7]:
+        return text
+    return _split_args(text)[0]
 
 
 def _from_message(found: Symptom, message: str) -> None:
@@ -153,6 +165,8 @@ def _from_message(found: Symptom, message: str) -> None:
     where = _WHERE.search(message)
     if where and not found.call:
         found.call = where.group("call")
+    if (said := _GOT_WANT.search(message)) and not found.call:
+        found.call = said.group("call")
     for pattern, _ in _MESSAGES:
         if match := pattern.search(message):
             actual = match.group("actual").strip()

@@ -8,7 +8,7 @@ import pytest
 
 from autoinstall.plan.models.chat_client import ModelError
 from autoinstall.plan.models.replay_server import ReplayServer, tool_call
-from autoinstall.tasks import leaks
+from autoinstall.tasks import leaks, prose
 from autoinstall.tasks.candidate import mutation_candidate
 from autoinstall.tasks.codeindex import CodeIndex
 from autoinstall.tasks.statement_model import statement_writer
@@ -150,3 +150,23 @@ def test_the_model_spec_is_the_plan_phases(monkeypatch: pytest.MonkeyPatch) -> N
         statement_writer("openai:x", None)
     with pytest.raises(ModelError, match="unknown model"):
         statement_writer("claude:x")
+
+
+def test_tuples_messages_and_the_tests_own_helpers(index: CodeIndex) -> None:
+    found = symptom(f"{TESTS}::test_parse_range", "assert (3, 4) == (3, 8)", index)
+    assert (found.call, found.expected, found.actual) == ('parse("3-7")', "(3, 8)", "(3, 4)")
+    helper = CodeIndex.build({"lib.py": "def render(x):\n    return x\n"},
+                             {"tests/test_out.py": "def test_php_output():\n    f = lambda sql: render(sql)\n"
+                                                   "    assert f('a') == 'b', 'rendered wrongly'\n"})
+    found = symptom("tests/test_out.py::test_php_output", "assert 'c' == 'b'", helper)
+    assert (found.call, found.expected, found.actual, found.apis) == ("f('a')", "'b'", "'c'", [])
+    assert prose.sentence(found) == "The result for php output is `'c'`, but it should be `'b'`."
+
+
+def test_an_error_check_is_no_symptom_and_go_messages_name_the_call() -> None:
+    tests = {"scan_test.go": "package u\n\nfunc TestScan(t *testing.T) {\n\tu, err := Parse(\"x\")\n"
+                             "\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\tif u != want {\n\t\tt.Errorf(\"bad\")\n\t}\n}\n"}
+    index = CodeIndex.build({"scan.go": "package u\n\nfunc Parse(s string) (U, error) {\n\treturn U{}, nil\n}\n"},
+                            tests)
+    found = symptom("example.com/u::TestScan", "scan_test.go:9: Parse(\"x\") = 1, want 2", index)
+    assert (found.call, found.actual, found.expected, found.apis) == ('Parse("x")', "1", "2", ["Parse"])
