@@ -86,7 +86,8 @@ def row(report: MakeReport, repo: str) -> str:
             f"{report.combined_tried:3}  tasks {report.validated:3} {kinds}  yield {report.yield_:.2f}  "
             f"s/task {report.seconds_per_task:6.1f}  total {report.seconds:6.0f}s\n"
             f"  difficulty {report.by_difficulty()}  leak checks {checks['passed']} passed, "
-            f"{checks['failed']} failed  dropped {report.dropped}\n"
+            f"{checks['failed']} failed  selection {report.selection}  validation containers {report.containers}  "
+            f"dropped {report.dropped}\n"
             f"  validation failures {len(report.failures)}{': ' + failures if failures else ''}\n"
             f"  history funnel {funnel_line(report.history)}")
 
