@@ -283,6 +283,9 @@ class Repair(BaseModel):
     """For test_args: options appended to the test command (e.g. warning filters)."""
     test_command: str | None = None
     """For test_command: the whole new test command (e.g. the old one behind the services' start script)."""
+    left_out: list[Deselection] = Field(default_factory=list)
+    """Left out of the suite with this repair, whatever its kind, each counted against the cap (a reactor
+    module whose build cannot complete here, with the tests it holds). Only the embedded rules set it."""
 
 
 # -- the environment ---------------------------------------------------------------------------------

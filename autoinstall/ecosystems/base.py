@@ -49,6 +49,9 @@ class RepairContext(BaseModel):
     """Every test id of the last test run (to tell whole files from single tests)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables already set for every step."""
+    repo: Path | None = Field(default=None, exclude=True)
+    """The checkout on this machine (read through repofiles, never run), for rules that read its files; not
+    shown to chat models."""
 
     def already_tried(self, repair: Repair) -> bool:
         key = repair.model_dump(exclude={"reason"})

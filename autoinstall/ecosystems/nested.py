@@ -131,7 +131,8 @@ class Nested:
         inner = context.model_copy(update={"plan": self.inward(context.plan),
                                            "failing": context.failing.model_copy(
                                                update={"command": self._in(context.failing.command)}),
-                                           "tried": [self._repair_in(r) for r in context.tried]})
+                                           "tried": [self._repair_in(r) for r in context.tried],
+                                           "repo": context.repo / self.root if context.repo else None})
         repair = self.inner.repair(inner)
         if repair is None:
             return None

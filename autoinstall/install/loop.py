@@ -131,7 +131,8 @@ class Installer:
         context = RepairContext(plan=self.plan, failing=failing, phase=phase, output=output[-20000:],  # type: ignore[arg-type]
                                 diagnosis=entry.diagnosis, python=self.result.python,
                                 available_pythons=self.available_pythons, tried=self.result.repairs,
-                                failed_tests=failed_tests or [], test_ids=test_ids or [], env=self.result.env)
+                                failed_tests=failed_tests or [], test_ids=test_ids or [], env=self.result.env,
+                                repo=self.repo)
         try:
             if wants_tools(self.model) and self.sandbox is not None:
                 with tools_in(self.sandbox) as tools:
@@ -149,6 +150,11 @@ class Installer:
         return repair
 
     # -- applying repairs -------------------------------------------------------------------
+    def _record_left_out(self, repair: Repair) -> None:
+        """What a repair leaves out of the suite with it (a module that cannot be built here), counted."""
+        known = {d.test for d in self.result.deselected}
+        self.result.deselected += [d for d in repair.left_out if d.test not in known]
+
     def _apply_common(self, repair: Repair, output: str) -> None:
         """Repairs that change the environment rather than the step list."""
         if repair.kind == "set_env":
@@ -244,6 +250,7 @@ class Installer:
                                message=f"install step {len(self.result.steps) + 1} failed: {step.command}",
                                evidence=(entry.diagnosis.evidence if entry.diagnosis else "") or result.output[-800:])
             self._restore()
+            self._record_left_out(repair)
             if repair.kind == "insert_before" and repair.step:
                 queue.insert(0, repair.step)
             elif repair.kind == "replace" and repair.step:
@@ -257,6 +264,7 @@ class Installer:
 
     def _add_steps(self, repair: Repair) -> Failure | None:
         """A repair during checks or tests: run its step now, on top of what is there."""
+        self._record_left_out(repair)
         if repair.kind in ("insert_before", "replace") and repair.step:
             return self._install_steps([repair.step])
         self._apply_common(repair, "")

@@ -253,8 +253,8 @@ def with_uncollected(collection: Collection, deselected: list[Deselection]) -> C
     if not uncollected:
         return collection
     files = sum(1 for d in deselected if d.uncollected)
-    return _grow(collection, uncollected, f"{uncollected} tests in {files} files that cannot be collected are "
-                 "counted as deselected (a static count of their test functions)")
+    return _grow(collection, uncollected, f"{uncollected} tests in {files} files or modules that cannot be "
+                 "collected or built here are counted as deselected (a static count of their tests)")
 
 
 def _grow(collection: Collection, tests: int, note: str, *, selected: bool = False) -> Collection:

@@ -59,9 +59,8 @@ def _cargo(sandbox: Sandbox, command: str, deselected: list[Deselection], select
 def _maven(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
            per_test_s: float) -> GradingRun:
     files = {}
-    if deselected:
-        files[maven_runner.EXCLUDES_FILE] = "".join(
-            p + "\n" for p in sorted({maven_runner.exclusion(d.test) for d in deselected}))
+    if patterns := maven_runner.excludes(deselected):
+        files[maven_runner.EXCLUDES_FILE] = "".join(p + "\n" for p in patterns)
     # Failures fail the build here (at its end: every module's tests still run), so the exit status is checked.
     run = maven_runner.maven_test_command(command, deselected).replace(f" {IGNORE_FAILURES}", " -fae")
     return GradingRun(command=run, parser="surefire",

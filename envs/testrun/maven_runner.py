@@ -4,7 +4,8 @@ without running it; JUnit 5's dry run makes that run cheap).
 
 Test ids are `<class>#<method as Surefire names it>`: `com.example.CalcTest#addsTwoNumbers`, a parameterized
 case `com.example.CalcTest#addsTable(int, int, int)[1]`. A deselected id leaves out its whole method (every
-parameterized case of it), an id without `#` its whole class, in every module.
+parameterized case of it), an id without `#` its whole class, in every module; `module:<folder>` names a reactor
+module left out whole (by `-pl` in MAVEN_ARGS, which the environment sets), which Surefire never sees.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ its <properties> block (the JVM's system properties, most of a report's bytes)."
 READ_CAP = 256 * 1024 * 1024
 """A large suite's reports run to megabytes: past the default output cap their middle would be dropped."""
 _METHOD_END = re.compile(r"[(\[]")
+MODULE_PREFIX = "module:"
+"""Starts the id of a deselected reactor module (its folder follows)."""
 
 
 def exclusion(test_id: str) -> str:
@@ -40,10 +43,15 @@ def exclusion(test_id: str) -> str:
     return f"{cls}#{method}" if method else cls
 
 
+def excludes(deselected: list[Deselection]) -> list[str]:
+    """The Surefire patterns of the deselected tests and classes (modules left out are not Surefire's)."""
+    return sorted({exclusion(d.test) for d in deselected if not d.test.startswith(MODULE_PREFIX)})
+
+
 def maven_test_command(command: str, deselected: list[Deselection]) -> str:
     """`command` after clearing old reports, with Surefire reading EXCLUDES_FILE when tests are left out
     (the project's own includes and excludes still apply), and stderr merged."""
-    if deselected:
+    if excludes(deselected):
         command += (f" -Dsurefire.excludesFile={EXCLUDES_FILE} -Dsurefire.failIfNoSpecifiedTests=false"
                     " -DfailIfNoTests=false")
     return f"{CLEAN}{command} 2>&1"
@@ -57,8 +65,7 @@ def parse_surefire_reports(text: str) -> list[TestResult]:
 
 def _run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
          env: dict[str, str] | None) -> tuple[TestRun, list[TestResult]]:
-    if deselected:
-        patterns = sorted({exclusion(d.test) for d in deselected})
+    if patterns := excludes(deselected):
         sandbox.write_file(EXCLUDES_FILE, ("\n".join(patterns) + "\n").encode())
     result = sandbox.exec(maven_test_command(command, deselected), timeout=timeout_s, env=env)
     reports = sandbox.exec(READ, timeout=300, output_cap=READ_CAP)

@@ -6,6 +6,7 @@ import shlex
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.java.diagnosis import ANALYSIS, NETWORK_OFF, OWN_JAVAC, SERVICE_REFUSED
+from autoinstall.ecosystems.java.modules import MAVEN_ARGS, leave_out_module
 from autoinstall.ecosystems.java.pins import CENTRAL
 from autoinstall.ecosystems.java.proposal import IMAGE_JDK
 from autoinstall.ecosystems.java.staticanalysis import disable_step
@@ -14,8 +15,6 @@ from envs.spec import Evidence, Repair, Step
 
 OLDEST_RELEASE = "8"
 """The oldest source/target JDK 21's javac compiles for."""
-MAVEN_ARGS = "MAVEN_ARGS"
-"""Arguments Maven (3.9+) adds to every command line: how a repair reaches every step, check and test run."""
 RAISE_SOURCE = (f"-Dmaven.compiler.source={OLDEST_RELEASE} -Dmaven.compiler.target={OLDEST_RELEASE} "
                 f"-Djava.version={OLDEST_RELEASE}")
 
@@ -117,6 +116,7 @@ RULES = {
 
 def repair(ctx: RepairContext) -> Repair | None:
     """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step (the
-    setup, never the build); None means give up (an artifact no reachable repository serves included)."""
-    return first_repair(ctx, RULES, essential=("project",))
+    setup, never the build), else leaving out a reactor module that cannot be built here (modules.py); None
+    means give up (an artifact no reachable repository serves included)."""
+    return first_repair(ctx, RULES, essential=("project",)) or leave_out_module(ctx)
 

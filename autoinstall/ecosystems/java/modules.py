@@ -1,0 +1,90 @@
+"""A reactor module whose build cannot complete here, for a reason no repair fixes (a plugin that downloads
+`protoc`, Node or any binary from a host these machines cannot reach; an artifact no reachable repository
+serves; a program the build runs that is not there), while the other modules can: leave it out, with what is
+built on it, and build and test the rest.
+
+The evidence is Maven's own line for the failing goal (`Failed to execute goal PLUGIN (EXECUTION) on project
+X: MESSAGE`) with the cause in that message or the output. The modules go through `MAVEN_ARGS` (read by every
+`mvn` of Maven 3.9+, so the build, the checks, the test runs, the replay Dockerfile and grading all leave them
+out) as `-pl !:X,...`; each is a deselection `module:<folder>` whose tests (a static count) count against the
+cap, so the verdict and the spec show what was not built.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+
+from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.java.diagnosis import NETWORK_OFF, UNRESOLVED
+from autoinstall.ecosystems.java.reactor import Module, built_on, read_reactor
+from envs.spec import Deselection, Repair
+from envs.testrun.maven_runner import MODULE_PREFIX
+
+MAVEN_ARGS = "MAVEN_ARGS"
+"""Arguments Maven (3.9+) adds to every command line: how a repair reaches every step, check and test run."""
+REASON = "unbuildable_module"
+"""The word a left-out module's deselection reason starts with."""
+FAILED_GOAL = re.compile(r"Failed to execute goal (?:(?P<plugin>\S+) \((?P<execution>[^)]*)\) )?"
+                         r"on project (?P<project>[\w.-]+): (?P<message>[^\n]*)")
+UNAVAILABLE_HERE = re.compile(
+    NETWORK_OFF.pattern + "|" + UNRESOLVED.pattern + "|"
+    r"Unknown ?host|Name or service not known|Could not (?:download|get content|fetch)|"
+    r"Connection (?:refused|timed out)|connect timed out|SocketTimeoutException|"
+    r"Cannot run program \"[^\"]+\"", re.I)
+"""What no repair fixes here: a host that cannot be reached, an artifact no reachable repository serves, a
+program the plugin runs that is not installed."""
+_EXCLUDED = re.compile(r"(?:^|\s)-pl\s+(\S+)")
+
+
+def excluded(args: str) -> list[str]:
+    """The `!:artifactId` entries of the `-pl` in MAVEN_ARGS, as artifactIds."""
+    found = _EXCLUDED.search(args)
+    return [e.removeprefix("!:") for e in found.group(1).split(",") if e.startswith("!:")] if found else []
+
+
+def with_excluded(args: str, artifacts: list[str]) -> str:
+    """MAVEN_ARGS with `artifacts` added to its `-pl` exclusions (one `-pl` for all)."""
+    names = list(dict.fromkeys([*excluded(args), *artifacts]))
+    rest = _EXCLUDED.sub("", args).strip()
+    return f"{rest} -pl {','.join('!:' + n for n in names)}".strip()
+
+
+def _cause(output: str, message: str) -> str:
+    """The line that shows why the goal cannot complete here: its message, else the output's first such line."""
+    if UNAVAILABLE_HERE.search(message):
+        return message.strip()
+    found = UNAVAILABLE_HERE.search(output)
+    if found is None:
+        return ""
+    return output[output.rfind("\n", 0, found.start()) + 1:].split("\n", 1)[0].strip()
+
+
+def leave_out_module(ctx: RepairContext) -> Repair | None:
+    """Leave out the module whose goal failed for a reason no repair fixes, and what is built on it, when the
+    reactor keeps a module with tests; None otherwise (a single module, the root, or nothing would be left)."""
+    failed = FAILED_GOAL.search(ctx.output)
+    if failed is None or ctx.repo is None or not (cause := _cause(ctx.output, failed.group("message"))):
+        return None
+    modules, already = read_reactor(ctx.repo), excluded(ctx.env.get(MAVEN_ARGS, ""))
+    if failed.group("project") in already:  # left out already, yet built: this Maven does not read MAVEN_ARGS
+        return None
+    gone = [m for m in built_on(modules, failed.group("project")) if m.artifact not in already]
+    kept = [m for m in modules if m not in gone and m.artifact not in already]
+    if not gone or not any(m.tests for m in kept):
+        return None
+    goal = f"{failed.group('plugin')} ({failed.group('execution')})" if failed.group("plugin") else "its build"
+    first = next(m for m in gone if m.artifact == failed.group("project"))
+    why = f"{goal} on project {first.artifact} cannot complete here: {cause[:300]}"
+    left_out = [_deselection(m, why if m is first else f"built on {first.path}, which cannot be built here "
+                                                          f"({goal}: {cause[:200]})") for m in gone]
+    args = with_excluded(ctx.env.get(MAVEN_ARGS, ""), [m.artifact for m in gone])
+    names = ", ".join(m.path for m in gone)
+    tests = sum(m.tests for m in gone)
+    return Repair(kind="set_env", env={MAVEN_ARGS: args}, left_out=left_out,
+                  reason=f"{why} -> module(s) {names} left out ({tests} tests, counted as deselected; "
+                         f"{MAVEN_ARGS}={shlex.quote(args)}); the other {len(kept)} are built and tested")
+
+
+def _deselection(module: Module, why: str) -> Deselection:
+    return Deselection(test=f"{MODULE_PREFIX}{module.path}", reason=f"{REASON}: {why}",
+                       uncollected=module.tests or None)

@@ -1,0 +1,133 @@
+"""A Maven reactor module whose build cannot complete here (its plugin fetches protoc from a host no machine
+reaches) is left out with what is built on it, counted as deselected with the plugin's own line as the reason,
+and the other modules are built and tested: the reactor read from the poms, the rule, the Surefire side, and
+the fixture built on Docker."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.java.diagnosis import diagnose
+from autoinstall.ecosystems.java.modules import MAVEN_ARGS, REASON, excluded, leave_out_module, with_excluded
+from autoinstall.ecosystems.java.reactor import built_on, read_reactor
+from autoinstall.ecosystems.java.repairs import RAISE_SOURCE, repair
+from autoinstall.options import BuildOptions
+from autoinstall.pipeline import build_environment
+from envs.spec import Deselection, Plan, Step
+from envs.testrun.maven_runner import EXCLUDES_FILE, MODULE_PREFIX, excludes, maven_test_command
+
+REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "maven_module_unbuildable"
+BUILD = Step(command="mvn -B -ntp install -Dtest=CalcTest", why="build", kind="project")
+FAILED = (
+    "[INFO] reactor ............................................ SUCCESS [ 20.179 s]\n"
+    "[INFO] core ............................................... SUCCESS [01:33 min]\n"
+    "[INFO] proto .............................................. FAILURE [ 12.035 s]\n"
+    "[INFO] app ................................................ SKIPPED\n"
+    "[INFO] BUILD FAILURE\n"
+    "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-antrun-plugin:3.1.0:run (fetch-protoc) on "
+    "project proto: An Ant BuildException has occured: java.net.UnknownHostException: downloads.example.invalid\n"
+    "[ERROR] around Ant part ...<get retries=\"1\" src=\"https://downloads.example.invalid/protoc/25.1/protoc-25.1-"
+    "linux-x86_64.zip\" dest=\"/w/proto/target/protoc.zip\" />... @ 4:139 in /w/proto/target/antrun/build-main.xml: "
+    "Unknown host downloads.example.invalid\n"
+    "[ERROR] -> [Help 1]\n"
+    "[ERROR]   mvn <args> -rf :proto\n")
+"""What Maven 3.9.9 printed building the fixture (cut to the summary and the error)."""
+
+
+def ctx(output: str, *, repo: Path | None = REPO, phase: str = "install", **kw: object) -> RepairContext:
+    plan = Plan(ecosystem="java", python="3.13", steps=[BUILD], test_command="mvn -B -o test", test_runner="maven")
+    return RepairContext(plan=plan, failing=BUILD, phase=phase, output=output, diagnosis=diagnose(output),
+                         python="3.13", available_pythons=["3.13"], repo=repo, **kw)
+
+
+def test_the_reactor_is_read_from_the_poms_with_sibling_dependencies_and_static_test_counts() -> None:
+    modules = read_reactor(REPO)
+    assert [(m.path, m.artifact, m.depends_on, m.tests) for m in modules] == [
+        ("core", "core", [], 3), ("proto", "proto", ["core"], 1), ("app", "app", ["proto"], 1)]
+    assert [m.artifact for m in built_on(modules, "proto")] == ["proto", "app"]
+    assert [m.artifact for m in built_on(modules, "core")] == ["core", "proto", "app"]
+    assert built_on(modules, "reactor") == []  # the root is not a module
+
+
+def test_nested_aggregators_are_followed_and_managed_versions_are_no_dependency(tmp_path: Path) -> None:
+    pom = "<project><artifactId>{a}</artifactId>{body}</project>"
+    tree = {
+        "pom.xml": pom.format(a="root", body="<modules><module>libs</module><module>svc</module></modules>"),
+        "libs/pom.xml": pom.format(a="libs", body="<packaging>pom</packaging><modules><module>a</module></modules>"
+                                   "<dependencyManagement><dependencies><dependency><artifactId>svc</artifactId>"
+                                   "</dependency></dependencies></dependencyManagement>"),
+        "libs/a/pom.xml": pom.format(a="lib-a", body=""),
+        "libs/a/src/test/java/ATest.java": "class ATest { @Test void a() {} @ParameterizedTest void b() {} }",
+        "svc/pom.xml": pom.format(a="svc", body="<build><plugins><plugin><dependencies><dependency><artifactId>"
+                                  "lib-a</artifactId></dependency></dependencies></plugin></plugins></build>"),
+        "svc/src/test/java/OldTest.java": "class OldTest extends TestCase { public void testIt() {} }"}
+    for name, text in tree.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    modules = read_reactor(tmp_path)
+    assert [(m.path, m.depends_on, m.tests) for m in modules] == [
+        ("libs", [], 0), ("svc", ["lib-a"], 1), ("libs/a", [], 2)]
+    # leaving out an aggregator takes its modules, and what depends on them, too
+    assert [m.path for m in built_on(modules, "libs")] == ["libs", "svc", "libs/a"]
+
+
+def test_maven_args_exclusions_merge_into_one_pl_and_keep_other_arguments() -> None:
+    assert with_excluded("", ["proto", "app"]) == "-pl !:proto,!:app"
+    merged = with_excluded(f"{RAISE_SOURCE} -pl !:proto", ["app", "proto"])
+    assert merged == f"{RAISE_SOURCE} -pl !:proto,!:app" and excluded(merged) == ["proto", "app"]
+
+
+def test_a_module_whose_plugin_cannot_download_is_left_out_with_what_is_built_on_it() -> None:
+    fix = repair(ctx(FAILED))
+    assert fix is not None and fix.kind == "set_env" and fix.env == {MAVEN_ARGS: "-pl !:proto,!:app"}
+    assert [(d.test, d.uncollected) for d in fix.left_out] == [(f"{MODULE_PREFIX}proto", 1), (f"{MODULE_PREFIX}app", 1)]
+    proto, app = (d.reason for d in fix.left_out)
+    assert proto.startswith(f"{REASON}: org.apache.maven.plugins:maven-antrun-plugin:3.1.0:run (fetch-protoc) on "
+                            "project proto cannot complete here") and "UnknownHostException" in proto
+    assert app.startswith(f"{REASON}: built on proto") and "2 tests" in fix.reason
+    # the source-release repair's arguments stay; once left out, the same failure means MAVEN_ARGS is not read
+    again = repair(ctx(FAILED, env={MAVEN_ARGS: RAISE_SOURCE}))
+    assert again is not None and again.env == {MAVEN_ARGS: f"{RAISE_SOURCE} -pl !:proto,!:app"}
+    assert repair(ctx(FAILED, env={MAVEN_ARGS: "-pl !:proto,!:app"})) is None
+
+
+@pytest.mark.parametrize("output", [
+    FAILED.replace("project proto", "project core"),  # everything is built on it: nothing with tests is left
+    FAILED.replace("project proto", "project reactor"),  # the root pom itself
+    "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-compiler-plugin:3.13.0:compile (default-compile) "
+    "on project proto: Compilation failure\n[ERROR] /w/proto/src/main/java/Message.java:[3,1] ';' expected\n",
+])
+def test_no_module_is_left_out_for_the_root_a_module_everything_needs_or_a_cause_a_fix_could_reach(
+        output: str) -> None:
+    assert leave_out_module(ctx(output)) is None
+    assert leave_out_module(ctx(FAILED, repo=None)) is None
+
+
+def test_a_module_left_out_is_not_a_surefire_pattern() -> None:
+    module = Deselection(test=f"{MODULE_PREFIX}proto", reason=f"{REASON}: x", uncollected=1)
+    test = Deselection(test="com.example.core.CalcTest#multiplies(int)[2]", reason="needs the internet")
+    assert excludes([module, test]) == ["com.example.core.CalcTest#multiplies"]
+    assert EXCLUDES_FILE not in maven_test_command("mvn -o test", [module])
+    assert EXCLUDES_FILE in maven_test_command("mvn -o test", [module, test])
+
+
+def test_the_fixture_builds_and_tests_the_other_modules_on_docker(docker_engine: None, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real thing: Maven names the failing plugin, proto and app are left out and counted, core is built
+    and tested offline; 2 of 5 tests left out is over the 5 % cap, so the environment is partial."""
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(Path.home() / ".autoinstall"))  # the machine's warm cache
+    spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env"))
+    assert (spec.status, spec.failure and spec.failure.failure_class) == ("partial", "deselection_cap"), (
+        spec.failure, [e.command for e in spec.log])
+    assert [(d.test, d.uncollected) for d in spec.deselected] == [("module:proto", 1), ("module:app", 1)]
+    assert "maven-antrun-plugin" in spec.deselected[0].reason and "downloads.example.invalid" in spec.deselected[0].reason
+    assert spec.env[MAVEN_ARGS] == "-pl !:proto,!:app"
+    outcomes = {r.test_id: r.outcome for r in spec.verification.runs[-1].results}
+    assert outcomes == {f"com.example.core.CalcTest#{m}": "passed" for m in ("addsTwoNumbers", "addsNegatives",
+                                                                          "multiplies")}
+    collection = spec.verification.collection
+    assert collection and (collection.suite, collection.selected) == (5, 3)
+    assert "2 of 5 tests (40%) are deselected" in spec.failure.message
+    assert 'ENV MAVEN_ARGS="-pl !:proto,!:app"' in (tmp_path / "env" / "Dockerfile").read_text()
