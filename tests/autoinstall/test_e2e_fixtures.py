@@ -24,7 +24,11 @@ from envs.spec import EnvSpec
 REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
 BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Docker and checks every test id",
                    "go_nested_runs": "tests/autoinstall/test_go_nested.py builds it on Docker and checks no run "
-                                     "records a failure"}
+                                     "records a failure",
+                   "maven_module_unbuildable": "tests/autoinstall/test_java_modules.py builds it on Docker and checks "
+                                               "what is left out, why, and how it is counted",
+                   "node_install_scripts": "tests/autoinstall/test_node_scripts.py builds it on Docker and checks the "
+                                           "scripts left out and the one timeout"}
 """Fixtures a dedicated Docker test already builds with stricter assertions: one build each keeps CI short."""
 CASES = sorted(p.name for p in REPOS.iterdir() if (p / "expected.json").is_file() and p.name not in BUILT_ELSEWHERE)
 REBUILT = "c_extension_needs_dev_package"

@@ -15,6 +15,7 @@ from autoinstall.ecosystems.node import NodeEcosystem
 from autoinstall.ecosystems.node.diagnosis import diagnose
 from autoinstall.ecosystems.node.pins import constraints, freeze, index_entry, registry_packages, warm
 from autoinstall.ecosystems.node.proposal import NPM_INSTALL
+from autoinstall.ecosystems.node.scripts import REBUILD
 from autoinstall.ecosystems.node.repairs import repair
 from autoinstall.ecosystems.node.survey import survey
 from autoinstall.options import BuildOptions, docker_factory
@@ -61,7 +62,7 @@ def test_the_fixture_plans_install_then_test_with_ignore_scripts() -> None:
     assert plan.steps == [] and plan.test_command == "npm test --ignore-scripts"  # no dependencies
     assert [(c.name, c.kind) for c in plan.checks] == [("tests", "tests")]
     plan = NODE.propose(survey(LOCKED), LOCKED, ())
-    assert [s.command for s in plan.steps] == ["npm ci --no-audit --no-fund --prefer-offline"]
+    assert [s.command for s in plan.steps] == ["npm ci --no-audit --no-fund --prefer-offline --ignore-scripts", REBUILD]
     assert plan.steps[0].evidence[0].file == "package-lock.json"
     assert NODE.base_image(FakeFactory(), plan.python) == "fake-base:python3.13"
 
@@ -101,7 +102,7 @@ def test_yarn_lock_and_no_lock_and_node_tap() -> None:
     facts = survey(PACKAGE).model_copy(update={"dev_dependencies": 1, "test_script": "tap",
                                                "runner": "tap", "runner_version": "^16.0.0"})
     plan = NODE.propose(facts, root, ())
-    assert [s.command for s in plan.steps] == [NPM_INSTALL]
+    assert [s.command for s in plan.steps] == [NPM_INSTALL, REBUILD]
     assert plan.test_command == "npm test --ignore-scripts -- --reporter=tap --no-coverage"
     facts = facts.model_copy(update={"test_script": "vitest run", "runner": "vitest"})
     assert NODE.propose(facts, root, ()).test_command == "npm test --ignore-scripts -- --reporter=verbose"
@@ -243,7 +244,8 @@ def test_a_fake_npm_build_repairs_peers_and_deselects_a_network_test(tmp_path: P
     spec = build_environment(str(LOCKED), BuildOptions(out_dir=tmp_path / "env", max_deselected=0.3),
                              factory=FakeFactory(NpmMachine()))
     assert spec.status == "verified", spec.failure
-    assert [s.command for s in spec.steps] == ["npm ci --legacy-peer-deps --no-audit --no-fund --prefer-offline"]
+    assert [s.command for s in spec.steps] == [
+        "npm ci --legacy-peer-deps --no-audit --no-fund --prefer-offline --ignore-scripts", REBUILD]
     assert [d.test for d in spec.deselected] == ["slugify > punctuation"]
     assert "internet" in spec.deselected[0].reason
     run = spec.verification.runs[-1]
@@ -281,7 +283,7 @@ def test_a_package_that_disables_lock_files_is_still_pinned_and_replays(docker_e
     monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
     spec = build_environment(str(repo), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True))
     assert spec.status == "verified", spec.failure
-    assert [s.command for s in spec.steps] == [NPM_INSTALL]
+    assert [s.command for s in spec.steps] == [NPM_INSTALL, REBUILD]
     pins = json.loads((tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text())
     assert pins["packages"]["node_modules/ms"]["version"] == "2.1.3"
     assert (tmp_path / "home" / "cache" / "npm" / index_entry(pins["packages"]["node_modules/ms"]["resolved"])).is_file()

@@ -8,6 +8,7 @@ import pytest
 
 from autoinstall.ecosystems.java.proposal import GATES_OFF
 from autoinstall.ecosystems.node.proposal import NPM_INSTALL
+from autoinstall.ecosystems.node.scripts import REBUILD
 from autoinstall.ecosystems.python.proposal.interpreter import NoInterpreterError
 from autoinstall.ecosystems.python.pypi_names import distribution_for, requirement_name
 from autoinstall.ecosystems.services import START
@@ -70,16 +71,22 @@ EXPECTED = {
     "maturin_bindings": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "python_node_tests": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "python_browser": ("uv pip install -e '.[test]'", [], "python -m pytest"),
+    "maven_module_unbuildable": ((f"mvn -B -ntp install -Dtest=MessageTest -Dsurefire.failIfNoSpecifiedTests=false "
+                                  f"-DfailIfNoTests=false -Dmaven.test.failure.ignore=true {GATES_OFF}"), [],
+                                 f"mvn -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF} -fae"),
     "java_maven": ((f"mvn -B -ntp test -Dtest=CalcTest -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false "
                     f"-Dmaven.test.failure.ignore=true {GATES_OFF}"), [],
                    f"mvn -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF}"),
     "tox_default_env": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "tox_helper_script": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "node_package": (None, [], "npm test --ignore-scripts"),
-    "node_browser": (NPM_INSTALL, [], "npm test --ignore-scripts"),
+    "node_browser": ((NPM_INSTALL, REBUILD), [], "npm test --ignore-scripts"),
+    "node_install_scripts": (("npm ci --no-audit --no-fund --prefer-offline --ignore-scripts", REBUILD), [],
+                             "npm test --ignore-scripts"),
     "monorepo_subproject": ("cd packages/core && uv pip install -e '.[test]'", [],  # test_subprojects.py has more
                             "cd packages/core && python -m pytest"),  # the browser comes by repair, once needed
-    "node_lockfile": ("npm ci --no-audit --no-fund --prefer-offline", [], "npm test --ignore-scripts"),
+    "node_lockfile": (("npm ci --no-audit --no-fund --prefer-offline --ignore-scripts", REBUILD), [],
+                      "npm test --ignore-scripts"),
     "hanging_test": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "uncollectable_test_file": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
 }
@@ -107,7 +114,7 @@ def test_fixture_plan(case: str) -> None:
     assert len(plan.steps) <= MAX_STEPS
     commands = [s.command for s in plan.steps]
     project_steps = [s.command for s in plan.steps if s.kind == "project"]
-    assert project_steps == ([project] if project else [])
+    assert project_steps == ([project] if isinstance(project, str) else list(project or ()))
     for item in wanted:
         assert any(item in c.split(" ", 3)[-1] for c in commands if c.startswith(("uv pip", "SETUP"))), (
             item,

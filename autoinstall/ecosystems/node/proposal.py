@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from autoinstall.ecosystems.node.scripts import IGNORE_SCRIPTS, scripts_step
 from autoinstall.ecosystems.node.survey import NodeFacts
 from envs.spec import Check, Evidence, Plan, Step
 
@@ -20,16 +21,18 @@ NPM_FLAGS = "--no-audit --no-fund --prefer-offline"
 halves a warm install (jshttp/mime-types: 33 s -> 17 s)."""
 LOCK_FROM_PINS = "/opt/autoinstall/constraints.txt"
 """Where the replay image finds the recorded constraints: for npm, the package-lock.json the build resolved."""
+_FLAGS = f"{NPM_FLAGS} {IGNORE_SCRIPTS}"
 NPM_INSTALL = (f"if [ -s {LOCK_FROM_PINS} ]; then cp {LOCK_FROM_PINS} package-lock.json && "
-               f"{{ npm ci {NPM_FLAGS} || npm install --package-lock {NPM_FLAGS}; }}; "
-               f"else npm install --package-lock {NPM_FLAGS}; fi")
+               f"{{ npm ci {_FLAGS} || npm install --package-lock {_FLAGS}; }}; "
+               f"else npm install --package-lock {_FLAGS}; fi")
 """No lock file in the repository: resolve one (newest versions, as CI does); the replay Dockerfile installs
 the recorded one instead. `--package-lock` writes it even where the project's .npmrc says `package-lock=false`
 (npm's own packages, e.g. npm/node-semver): without it nothing was pinned, the replay resolved the newest
 versions again, and no build ever put the packages into the shared cache (each downloaded all of them).
 Debian's npm 9.2 can write a lock that its own `npm ci` then calls out of sync (node-semver: "lock file's
 conventional-commits-filter@3.0.0 does not satisfy 5.0.0"): the replay then installs from the same lock
-with `npm install`, which keeps its versions and mends only that."""
+with `npm install`, which keeps its versions and mends only that. No install script runs here: the scripts step
+does (scripts.py)."""
 RUNNER_ARGS = {"tap": "--reporter=tap", "vitest": "--reporter=verbose", "jest": "--verbose"}
 """Arguments given to a test script that is just its runner, so that the output names every test (node-tap's
 default reporter prints one line per file, vitest's names only the tests of failing files, jest's none)."""
@@ -59,7 +62,11 @@ def manager_step(facts: NodeFacts, where: Evidence) -> Step | None:
                 evidence=[facts.manager_evidence or where], why=f"the project uses {facts.manager}; Debian's image has npm only")
 
 
-def install_command(facts: NodeFacts) -> str:
+def install_command(facts: NodeFacts, scripts_apart: bool = False) -> str:
+    """The lock file's manager's install; with npm, no install script runs when `scripts_apart` or without a
+    lock file (NPM_INSTALL, Node-led plans only): the scripts step (scripts.py) runs them after."""
+    if facts.manager == "npm" and facts.lock_file:
+        return f"npm ci {NPM_FLAGS} {IGNORE_SCRIPTS}" if scripts_apart else f"npm ci {NPM_FLAGS}"
     if facts.manager == "pnpm":
         return "pnpm install --frozen-lockfile" if facts.lock_file else "pnpm install"
     if facts.manager == "yarn":
@@ -67,7 +74,7 @@ def install_command(facts: NodeFacts) -> str:
         if not facts.lock_file:
             return "yarn install"
         return "yarn install --immutable" if berry else "yarn install --frozen-lockfile --non-interactive"
-    return f"npm ci {NPM_FLAGS}" if facts.lock_file else NPM_INSTALL
+    return NPM_INSTALL
 
 
 def test_command(facts: NodeFacts) -> str:
@@ -106,7 +113,7 @@ def _notes(facts: NodeFacts) -> list[str]:
 
 
 def propose_plan(facts: NodeFacts, repo: Path, python: str) -> Plan:
-    """At most three steps and the checks (the runner is installed, the tests) for a Node.js package."""
+    """At most five steps and the checks (the runner is installed, the tests) for a Node.js package."""
     steps: list[Step] = []
     where = facts.manifest
     wanted = _major(facts.node_version or "")
@@ -118,10 +125,14 @@ def propose_plan(facts: NodeFacts, repo: Path, python: str) -> Plan:
     if facts.dependencies or facts.dev_dependencies or facts.lock_file or facts.workspaces:
         evidence = facts.manager_evidence if facts.lock_file and facts.manager_evidence else \
             facts.dependency_evidence or where
-        steps.append(Step(command=install_command(facts), kind="project", evidence=[evidence],
+        apart = facts.manager == "npm"
+        steps.append(Step(command=install_command(facts, scripts_apart=apart), kind="project", evidence=[evidence],
                           why=f"install the dependencies into node_modules with {facts.manager} "
                               f"({facts.lock_file or 'no lock file: resolved now, recorded as the pins'}); "
-                              "npm runs the package's prepare script after"))
+                              + ("their install scripts run in the next step" if apart else
+                                 "npm runs the package's prepare script after")))
+        if apart:
+            steps.append(scripts_step(evidence))
     if facts.build_script and facts.build_evidence:
         steps.append(Step(command=f"{facts.manager} run {facts.build_script}", kind="project",
                           evidence=[facts.build_evidence],

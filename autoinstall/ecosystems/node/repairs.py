@@ -8,6 +8,7 @@ from autoinstall.ecosystems.debian_names import system_package_repair
 from autoinstall.ecosystems.browsers import browser_repair
 from autoinstall.ecosystems.node.diagnosis import NETWORK_OFF, SERVICE_REFUSED
 from autoinstall.ecosystems.node.proposal import IMAGE_NODE, NODE_FROM_REGISTRY, node_step
+from autoinstall.ecosystems.node.scripts import REBUILD, failed_scripts, skipped, unreachable_host, without_scripts
 from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
 from envs.spec import Evidence, Repair, Step
 
@@ -110,7 +111,27 @@ RULES = {
 }
 
 
+def _leave_out_scripts(ctx: RepairContext) -> Repair | None:
+    """A dependency's install script failed, or was still running at the scripts step's timeout, and no rule
+    fixed it: run the scripts step again without that package's scripts (scripts.py), with a record."""
+    if ctx.phase != "install" or REBUILD not in ctx.failing.command:
+        return None
+    done = skipped(ctx.failing.command)
+    failed = {w: line for w, line in failed_scripts(ctx.output, ctx.diagnosis.kind == "timeout").items()
+              if w not in done}
+    if not failed:
+        return None
+    host = unreachable_host(ctx.output)
+    names = ", ".join(w.removeprefix("node_modules/") for w in failed)
+    cause = f"a download from {host}, which cannot be reached here" if host else "no rule fixed it"
+    return Repair(kind="replace", step=ctx.failing.model_copy(update={"command": without_scripts([*done, *failed])}),
+                  reason=f"the install script of {names} failed or hung ({'; '.join(failed.values())}; {cause}) "
+                         "-> its scripts are left out: the package is installed without what they build or "
+                         "fetch, and the other scripts run")
+
+
 def repair(ctx: RepairContext) -> Repair | None:
     """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step (the
-    yarn/pnpm install, an apt line; never the dependency install or the build); None means give up."""
-    return first_repair(ctx, RULES, essential=("project",))
+    yarn/pnpm install, an apt line; never the dependency install or the build), else leaving out the install
+    scripts of a dependency that failed or hung; None means give up."""
+    return first_repair(ctx, RULES, essential=("project",)) or _leave_out_scripts(ctx)
