@@ -108,6 +108,8 @@ def test_the_fixture_leaves_out_the_scripts_that_cannot_download_and_verifies_on
     assert install.command.startswith("npm ci ") and "--ignore-scripts" in install.command
     assert skipped(scripts.command) == ["node_modules/fetch-binary", "node_modules/wait-binary"]
     timed_out = [e for e in spec.log if e.timed_out]
-    assert len(timed_out) == 1 and timed_out[0].command == REBUILD and timed_out[0].repair is not None
+    # fetch-binary fails at once, wait-binary never ends: npm may report the failure first or only hang, so
+    # one or two repairs, and one timeout
+    assert len(timed_out) == 1 and timed_out[0].command.endswith(REBUILD) and timed_out[0].repair is not None
     assert spec.verification.runs[-1].passed == 3
     assert json.dumps(scripts.command) in (tmp_path / "env" / "Dockerfile").read_text()
