@@ -80,6 +80,16 @@ def test_a_failed_script_then_a_hung_one_are_left_out_one_repair_each() -> None:
     assert repair(install) is None  # the install step itself runs no script: nothing to leave out there
 
 
+def test_a_timed_out_npm_install_runs_once_more_from_the_cache_it_filled() -> None:
+    install = "npm ci --no-audit --no-fund --prefer-offline --ignore-scripts"
+    timed_out = ctx("npm WARN EBADENGINE }", timed_out=True, command=install)
+    first = repair(timed_out)
+    assert first is not None and first.kind == "replace" and first.step and first.step.command == install
+    assert "npm cache" in first.reason
+    assert repair(timed_out.model_copy(update={"tried": [first]})) is None  # once
+    assert repair(ctx("npm WARN EBADENGINE }", command=install)) is None  # a failure, not a timeout
+
+
 def test_leaving_out_scripts_removes_them_and_the_implicit_gyp_build_and_fails_on_a_missing_package(
         tmp_path: Path) -> None:
     package = tmp_path / "node_modules" / "native"

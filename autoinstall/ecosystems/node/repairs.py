@@ -130,8 +130,28 @@ def _leave_out_scripts(ctx: RepairContext) -> Repair | None:
                          "fetch, and the other scripts run")
 
 
+def _resume(ctx: RepairContext) -> Repair | None:
+    """npm's dependency install ran past the step's timeout: once more, from what it downloaded. The sandbox
+    keeps its npm cache across the rollback, and `--prefer-offline` takes cached metadata and tarballs as they
+    are, so the second run fetches only what the first did not (a large graph on a busy machine)."""
+    command = ctx.failing.command
+    if ctx.phase != "install" or ctx.diagnosis.kind != "timeout" or ctx.failing.kind != "project" \
+            or REBUILD in command or not re.search(r"\bnpm (?:ci|install)\b[^&|;]*--prefer-offline", command):
+        return None
+    return Repair(kind="replace", step=ctx.failing,
+                  reason=f"the dependency install ran past the step's timeout ({ctx.failing.timeout_s:.0f} s at "
+                         "most) -> once more: what it downloaded stays in this sandbox's npm cache, which "
+                         "--prefer-offline reads first")
+
+
 def repair(ctx: RepairContext) -> Repair | None:
     """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step (the
     yarn/pnpm install, an apt line; never the dependency install or the build), else leaving out the install
-    scripts of a dependency that failed or hung; None means give up."""
-    return first_repair(ctx, RULES, essential=("project",)) or _leave_out_scripts(ctx)
+    scripts of a dependency that failed or hung, else running a timed-out npm install once more from the
+    cache it filled; None means give up."""
+    return first_repair(ctx, RULES, essential=("project",)) or _leave_out_scripts(ctx) or _resume_once(ctx)
+
+
+def _resume_once(ctx: RepairContext) -> Repair | None:
+    proposal = _resume(ctx)
+    return None if proposal is None or ctx.already_tried(proposal) else proposal
