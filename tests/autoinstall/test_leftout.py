@@ -79,7 +79,7 @@ def test_uncollected_tests_count_against_the_cap() -> None:
             Deselection(test="tests/test_a.py::test_b", reason="hangs: y")]
     counted = with_uncollected(Collection(default=40, command=40, selected=39), left)
     assert (counted.suite, counted.selected, counted.deselected) == (43, 39, 4)
-    assert "3 tests in 1 files that cannot be collected" in counted.notes[0]
+    assert "3 tests in 1 files or modules that cannot be collected or built here" in counted.notes[0]
     assert with_uncollected(Collection(command=10, selected=10), left[1:]).command == 10
 
 
