@@ -96,11 +96,13 @@ def test_leaving_out_scripts_removes_them_and_the_implicit_gyp_build_and_fails_o
     package.mkdir(parents=True)
     (package / "package.json").write_text(json.dumps({"name": "native", "scripts": {
         "install": "prebuild-install || node-gyp rebuild", "postinstall": "node fetch.js", "test": "tap"}}))
+    (package / "binding.gyp").write_text("{}")
     command = without_scripts(["node_modules/native"]).removesuffix(f" && {REBUILD}")
     done = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "install scripts left out: node_modules/native" in done.stdout
     assert json.loads((package / "package.json").read_text()) == {"name": "native", "scripts": {"test": "tap"},
                                                                   "gypfile": False}
+    assert not (package / "binding.gyp").exists()  # npm 9's rebuild would build it, gypfile false or not
     missing = subprocess.run(["bash", "-c", without_scripts(["node_modules/gone"]).removesuffix(f" && {REBUILD}")],
                              cwd=tmp_path, capture_output=True, text=True, check=False)
     assert missing.returncode != 0

@@ -33,9 +33,11 @@ UNREACHABLE = re.compile(r"getaddrinfo (?:ENOTFOUND|EAI_AGAIN) (?P<host>[\w.-]+)
 _SKIP = ("const fs=require('fs');for(const d of process.argv.slice(1)){const f=d+'/package.json';"
          "const p=JSON.parse(fs.readFileSync(f,'utf8'));const s=p.scripts||{};"
          "for(const k of ['preinstall','install','postinstall'])delete s[k];p.gypfile=false;"
-         "fs.writeFileSync(f,JSON.stringify(p,null,2));console.log('install scripts left out: '+d)}")
-"""Removes a package's install scripts and its implicit `node-gyp rebuild` (gypfile: false); a package that is
-not installed fails the step (readFileSync throws) rather than being skipped silently."""
+         "fs.writeFileSync(f,JSON.stringify(p,null,2));const g=d+'/binding.gyp';"
+         "if(fs.existsSync(g))fs.renameSync(g,g+'.left-out');console.log('install scripts left out: '+d)}")
+"""Removes a package's install scripts and its implicit `node-gyp rebuild` (npm 9's rebuild adds one for any
+binding.gyp, gypfile: false or not: the file is renamed); a package that is not installed fails the step
+(readFileSync throws) rather than being skipped silently."""
 
 
 def scripts_step(evidence: Evidence) -> Step:
