@@ -82,14 +82,15 @@ def cleanup(
                 report.left_alone.append(img["Id"])
                 continue
             report.images.append(img["Id"])
-            if not dry_run:
-                _try(report, lambda iid=img["Id"]: api.remove_image(iid, force=True))
-        for img in api.images(filters={"dangling": True, "label": [f"{LABEL}=1", *extra]}):
-            if img["Id"] in report.images:
-                continue
-            report.images.append(img["Id"])  # a former environment, replaced by a rebuild of its tag
-            if not dry_run:
-                _try(report, lambda iid=img["Id"]: api.remove_image(iid))
+        if not dry_run:
+            _remove_images(api, report, report.images, force=True)
+        while True:  # a former environment, replaced by a rebuild of its tag (dangling once its snapshots went)
+            dangling = api.images(filters={"dangling": True, "label": [f"{LABEL}=1", *extra]})
+            fresh = [img["Id"] for img in dangling if img["Id"] not in report.images + report.left_alone]
+            report.images.extend(fresh)
+            if dry_run or not fresh:
+                break
+            _remove_images(api, report, fresh, force=False)
         layers = api.volumes(filters={"label": [f"{KIND_LABEL}=cache-layer", *extra]}).get("Volumes") or []
         for volume in layers:
             if owned_by_another_live_process(volume.get("Labels")):
@@ -110,6 +111,35 @@ def _layer_dir(volume: dict[str, object]) -> Path:
     options = str((volume.get("Options") or {}).get("o", ""))  # type: ignore[union-attr]
     upper = next((o.split("=", 1)[1] for o in options.split(",") if o.startswith("upperdir=")), "")
     return Path(upper).parent if upper else Path("/nonexistent")
+
+
+_HAS_CHILDREN = "dependent child images"
+
+
+def _remove_images(api: Any, report: CleanupReport, ids: list[str], *, force: bool) -> None:
+    """Remove `ids` (listed in `report.images`), children before parents: the engine refuses a parent while a
+    child stands (even forced), and creation times tie within a second, so what was refused is tried again
+    after the rest went. An image whose child stays (an image nobody asked to remove was built on it) is in use:
+    left alone."""
+    pending = list(ids)
+    while pending:
+        refused = []
+        for iid in pending:
+            try:
+                api.remove_image(iid, force=force)
+            except docker.errors.NotFound:
+                pass
+            except docker.errors.APIError as e:
+                reason = str(e.explanation or e)
+                if _HAS_CHILDREN not in reason:
+                    report.errors.append(reason)
+                else:
+                    refused.append(iid)
+        if len(refused) == len(pending):
+            report.images = [i for i in report.images if i not in refused]
+            report.left_alone.extend(refused)
+            return
+        pending = refused
 
 
 def _try(report: CleanupReport, action: Callable[[], object]) -> None:

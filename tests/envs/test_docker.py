@@ -501,3 +501,29 @@ def test_a_replay_build_runs_under_the_sandboxes_memory_limit(base_image: str, t
         assert DockerFactory(Limits(memory_mb=1024)).build(tmp_path, tag, {}) == tag  # the same step fits in 1 GiB
     finally:
         subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
+
+
+def test_cleanup_removes_a_chain_of_snapshots_whatever_order_the_engine_lists_them(base_image: str) -> None:
+    """Snapshots built on snapshots (a task's start image on an environment's) and a former environment whose
+    tag a rebuild took (dangling, with a child) all go in one cleanup: creation times tie within a second, so
+    no listing order can be trusted to put children first, and an engine's refusal of a parent is no error."""
+    labels = {"autoinstall.test": uuid.uuid4().hex[:12]}
+    label_args = ["--label", "autoinstall=1", "--label", f"autoinstall.test={labels['autoinstall.test']}"]
+    parent = f"autoinstall-test-parent:{labels['autoinstall.test']}"
+    subprocess.run(["docker", "tag", base_image, parent], check=True)
+    made = []
+    for n, (tag, kind) in enumerate([(parent, "environment"), (None, "snapshot"), (None, "snapshot")]):
+        source = made[-1] if made else parent
+        ref = tag or f"autoinstall-snapshot:chain-{labels['autoinstall.test']}-{n}"
+        dockerfile = f"FROM {source}\nRUN echo {n} > /chain-{n}\n"
+        subprocess.run(["docker", "build", "-q", "-t", ref, *label_args, "--label", f"autoinstall.kind={kind}", "-"],
+                       input=dockerfile, text=True, check=True, capture_output=True)
+        made.append(ref)
+    parent_id = _inspect("image", made[0])["Id"]
+    subprocess.run(["docker", "rmi", made[0]], check=True, capture_output=True)  # the tag went to a rebuild
+    ids = [parent_id] + [_inspect("image", ref)["Id"] for ref in made[1:]]
+    report = cleanup(labels=labels)
+    assert report.errors == [] and report.left_alone == []
+    assert set(ids[1:]) <= set(report.images)  # the parent goes with them, or after them as dangling
+    for iid in ids:
+        assert subprocess.run(["docker", "image", "inspect", iid], capture_output=True, check=False).returncode != 0
