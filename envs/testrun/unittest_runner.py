@@ -25,6 +25,10 @@ from envs.testrun.summary import parse_summary
 _VERBOSE_MODULE = re.compile(r"(?P<head>-m\s+(?P<module>unittest|testtools\.run))(?=\s|$)")
 _PYTHON_BEFORE = re.compile(r"(?:^|[\s/;&|(])python[\d.]*(?:\s+(?:-[WX]\s*\S+|-[a-zA-Z]+))*\s+$")
 """A Python interpreter (and its own options) right before `-m unittest`."""
+_WRAPPER_BEFORE = re.compile(r"(?:^|(?<=[\s;&|(]))(?:\S*python[\d.]*\s+-m\s+)?\S*coverage[\d.]*\s+run"
+                             r"(?:\s+[^\s;&|]+)*?\s+$")
+"""A tool that runs `-m MODULE` in Python for its own ends, right before `-m unittest` (coverage's
+`coverage run [options]` or `python -m coverage run [options]`): the module runs as under `python -m`."""
 _LIST_MARK = "AUTOINSTALL-TEST "
 _LIST_SNIPPET = f"""import sys, unittest
 def ids(test):
@@ -120,9 +124,12 @@ def list_command(command: str) -> str | None:
         return None
     if match["module"] == "testtools.run":
         return f"{command} --list"
-    if not _PYTHON_BEFORE.search(command[:match.start()]):
-        return None  # `-m unittest` under another tool (coverage run): `-c` would not reach Python
-    return f"{command[:match.start()]}-c {shlex.quote(_LIST_SNIPPET)}{command[match.end():]}"
+    before = command[:match.start()]
+    if wrapper := _WRAPPER_BEFORE.search(before):  # list what the wrapped module runs, from the same folder
+        before = f"{before[:wrapper.start()]}python "
+    elif not _PYTHON_BEFORE.search(before):
+        return None  # `-m unittest` under a tool that is not known to run it as Python does: `-c` would not reach it
+    return f"{before}-c {shlex.quote(_LIST_SNIPPET)}{command[match.end():]}"
 
 
 def listing_check(command: str) -> str | None:

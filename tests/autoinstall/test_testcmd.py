@@ -116,3 +116,45 @@ def test_addopts_that_stop_at_the_first_failure_are_overridden_without_them(tmp_
     assert any("--sw, -x, --maxfail 3" in n for n in plan.notes)
     plain = _write(tmp_path / "plain", {"setup.cfg": "[tool:pytest]\naddopts = -v --cache-clear\n"})
     assert "addopts" not in (choose_tests(survey(plain), plain).command or "")
+
+
+def test_a_wrapped_unittest_discovery_is_collected_from_the_folder_and_pattern_it_names(tmp_path: Path) -> None:
+    """`coverage run -m unittest discover ./tests "*_check.py"`: pytest collects those files of that folder, and
+    the collect check with it (not the survey's folders, where other files fail or none match)."""
+    root = _write(tmp_path, {
+        "tox.ini": "[testenv]\ncommands =\n    coverage run -m unittest discover ./suite \"*_check.py\"\n"
+                   "    coverage report\n",
+        "suite/clamp_check.py": "import unittest\nclass T(unittest.TestCase):\n    def test_x(self):\n"
+                                "        pass\n",
+    })
+    plan = propose_plan(survey(root), root)
+    assert plan.test_command == "python -m pytest suite -o 'python_files=*_check.py'"
+    collect = next(c for c in plan.checks if c.kind == "collect")
+    assert collect.command == "python -m pytest --collect-only -q suite -o 'python_files=*_check.py'"
+    root2 = _write(tmp_path / "b", {"Makefile": "test:\n\tpython -m coverage run --branch -m unittest discover -s tests\n"})
+    assert _command(root2) == "python -m pytest tests -o 'python_files=test*.py'"
+
+
+def test_a_wrapped_unittest_command_with_load_tests_is_listed_as_it_runs(tmp_path: Path) -> None:
+    root = _write(tmp_path, {
+        "tox.ini": "[testenv]\ncommands = coverage run --source=p -m unittest discover ./tests\n",
+        "tests/test_p.py": "import unittest\ndef load_tests(loader, tests, pattern):\n    return tests\n",
+    })
+    plan = propose_plan(survey(root), root)
+    assert (plan.test_runner, plan.test_command) == ("unittest", "coverage run --source=p -m unittest discover ./tests")
+    collect = next(c for c in plan.checks if c.kind == "collect")
+    assert collect.command.startswith("python -c ") and " discover ./tests | grep -q AUTOINSTALL-TEST" in collect.command
+
+
+def test_a_runner_script_named_by_tox_runs_its_test_subcommand(tmp_path: Path) -> None:
+    script = ("import argparse, unittest\nparser = argparse.ArgumentParser()\nsub = parser.add_subparsers()\n"
+              "sub.add_parser('lint')\nsub.add_parser('tests')\n")
+    root = _write(tmp_path, {"runtests.py": script, "tox.ini": "[testenv]\ncommands = python runtests.py {posargs}\n"})
+    plan = choose_tests(survey(root), root)
+    assert (plan.runner, plan.command) == ("custom", "python runtests.py tests")
+    assert any("runs no tests; its `tests` subcommand does" in n for n in plan.notes)
+    other = _write(tmp_path / "b", {"run.py": script.replace("'tests'", "'docs'"),
+                                    "tox.ini": "[testenv]\ncommands = ./run.py lint\n"})
+    plan = choose_tests(survey(other), other)  # no subcommand runs tests: the suite's runner on the test folder
+    assert (plan.runner, plan.command) == ("pytest", "python -m pytest bench tests")
+    assert any("none of its subcommands (lint, docs) runs tests" in n for n in plan.notes)

@@ -1,4 +1,5 @@
 """unittest-style runners: real `python -m unittest` runs in a local sandbox give one result per test."""
+import os
 import sys
 from pathlib import Path
 
@@ -160,7 +161,10 @@ def test_commands_get_verbose_and_list_forms() -> None:
     assert list_command("python -m unittest discover -s t").startswith("python -c ")
     assert list_command("python -m unittest discover -s t").endswith(" discover -s t")
     assert list_command("python run_tests.py") is None
-    assert list_command("coverage run -m unittest discover") is None
+    assert list_command("coverage run -m unittest discover").startswith("python -c ")  # what coverage runs
+    assert list_command("cd t && python3 -m coverage run -p --source x -m unittest discover -s t").startswith(
+        "cd t && python -c ")
+    assert list_command("xvfb-run -a -m unittest") is None
     assert list_command("cd t && /usr/bin/python3.11 -W once -X dev -m unittest").startswith(
         "cd t && /usr/bin/python3.11 -W once -X dev -c ")
     assert deselects("tests/test_x.py", "tests.test_x.C.test_y")
@@ -198,3 +202,22 @@ def test_a_suite_that_runs_its_tests_twice_names_each_once_with_its_worst_outcom
     sandbox = FakeSandbox(rules=[(r"^python -m m", ExecResult(exit_code=1, stdout=output))]).start()
     run = run_tests(sandbox, "python -m m", "custom", [], 60)
     assert [(r.test_id, r.outcome) for r in run.results] == [("m.T.test_a", "failed"), ("m.T.test_b", "passed")]
+
+
+def test_a_unittest_discovery_under_coverage_is_listed_from_the_folder_it_names(tmp_path: Path) -> None:
+    """`coverage run -m unittest discover ./tests` with a tests folder that is not a package: its tests are
+    listed and counted as the command finds them (from the folder itself, not the repository's top)."""
+    with LocalSandbox() as sb:
+        tests = Path(sb.workdir) / "tests"
+        tests.mkdir()
+        (tests / "helpers.py").write_text("VALUE = 2\n")
+        (tests / "test_values.py").write_text("import unittest\nfrom helpers import VALUE\n"
+                                              "class T(unittest.TestCase):\n    def test_a(self):\n"
+                                              "        self.assertEqual(VALUE, 2)\n    def test_b(self):\n"
+                                              "        pass\n")
+        command = "coverage run --source=. -m unittest discover ./tests"
+        env = {"PATH": f"{Path(PY).parent}:{os.environ['PATH']}"}  # `python` is this interpreter
+        check = listing_check(command)
+        assert check is not None and sb.exec(check, timeout=120, env=env).ok
+        assert collect_count(sb, command, [], 120, env, "unittest") == (2, "")
+        assert collect_count(sb, command.replace("./tests", "./elsewhere"), [], 120, env, "unittest")[0] is None

@@ -217,7 +217,7 @@ def propose_plan(facts: RepoFacts, repo: Path, pythons: tuple[str, ...] = ("3.11
     return Plan(
         python=python,
         steps=steps[:10],
-        checks=checks(facts, tests),
+        checks=checks(facts, tests, repo),
         test_command=tests.command,
         test_runner=tests.runner,
         notes=notes,

@@ -7,6 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autoinstall.ecosystems.python.proposal.runners import discover, script_subcommands, with_test_subcommand
 from autoinstall.ecosystems.python.survey.facts import RepoFacts
 from autoinstall.ecosystems.python.survey.tasks import expand_envlist
 from autoinstall.ecosystems.repofiles import RepoFiles, kind_of
@@ -52,8 +53,9 @@ KEEP_WITH_VALUE = {
 SOURCE_ORDER = {"ci": 2, "tox": 0, "nox": 1, "hatch": 3, "make": 4, "just": 4, "poe": 5, "docs": 6}
 OTHER_RUNNER = re.compile(
     r"-m (unittest|testtools\.run|twisted\.trial|subunit\.run|nose2?)\b|\bnosetests\b|"
-    r"\bstestr\b|\btrial\b|\bsetup\.py test\b|\bpython3? (\S+\.py|-m tests?)(\s|$)"
+    r"\bstestr\b|\btrial\b|\bsetup\.py test\b|(?:\bpython3? |(?:^|(?<=[\s;&]))\./(?=\S+\.py))(\S+\.py|-m tests?)(\s|$)"
 )
+"""Another runner than pytest, or the project's own script (group 2: `python runtests.py`, `./run.py`)."""
 
 
 @dataclass
@@ -261,9 +263,13 @@ def choose_tests(facts: RepoFacts, repo: Path) -> TestPlan:
         if other:
             script = other.group(2)
             if script and not facts.tests.load_tests and "setup.py" not in text:
-                plan.runner, plan.command, plan.evidence = "custom", text, evidence
+                command, why = with_test_subcommand(text, script, script_subcommands(repo, script))
+                plan.notes += [why] if why else []
+                if command is None:
+                    continue
+                plan.runner, plan.command, plan.evidence = "custom", command, evidence
                 plan.notes.append(
-                    f"the project runs its tests with its own script `{text}`; the verifier reads its "
+                    f"the project runs its tests with its own script `{command}`; the verifier reads its "
                     "per-test lines when it prints unittest's verbose ones, else its summary, and its exit status"
                 )
                 return plan
@@ -278,6 +284,11 @@ def choose_tests(facts: RepoFacts, repo: Path) -> TestPlan:
                 f"the project runs `{text}`; pytest runs these unittest-style tests too and reports "
                 "each test, so the plan uses pytest"
             )
+            if (discovered := discover(text, repo)) is not None:  # the same folder and file names
+                start, pattern = discovered
+                folders = [start] if start != "." else _default_args(facts, repo)
+                plan.args = [*folders, "-o", f"python_files={pattern}"]
+                plan.notes.append(f"pytest collects what its discovery does: {shlex.join(plan.args)}")
             break
     if not plan.args or not any(not a.startswith("-") for a in plan.args):
         plan.args += _default_args(facts, repo)
@@ -308,7 +319,18 @@ def import_checks(packages: list[str]) -> list[Check]:
                     for pkg in private[:max(0, 3 - len(found))]]
 
 
-def checks(facts: RepoFacts, tests: TestPlan) -> list[Check]:
+def _discover_check(facts: RepoFacts, repo: Path) -> Check:
+    """unittest's discovery of the first test folder, from the top it imports from: the repository when the
+    folder is a package, else the folder itself (as `python -m unittest discover -s FOLDER` does)."""
+    start = next((d for d in facts.tests.dirs if d != "."), ".")
+    top = "." if start == "." or kind_of(repo, repo / start / "__init__.py") == "file" else start
+    loader = f"unittest.defaultTestLoader.discover({start!r}, top_level_dir={top!r})"
+    return Check(name="collect tests", kind="collect", why="unittest discovers at least one test",
+                 command=shlex.join(["python", "-c", f"import sys, unittest; s = {loader}; "
+                                                     "sys.exit(0 if s.countTestCases() else 1)"]))
+
+
+def checks(facts: RepoFacts, tests: TestPlan, repo: Path) -> list[Check]:
     """Imports of the project's packages, test collection, the tests, and console scripts' --help."""
     found = import_checks(facts.packages)
     if tests.runner == "pytest":
@@ -327,16 +349,7 @@ def checks(facts: RepoFacts, tests: TestPlan) -> list[Check]:
         found.append(Check(name="collect tests", kind="collect", command=listing,
                            why="the project's unittest runner lists at least one test"))
     elif tests.runner == "unittest":
-        start = next((d for d in facts.tests.dirs if d != "."), ".")
-        found.append(
-            Check(
-                name="collect tests",
-                kind="collect",
-                why="unittest discovers at least one test",
-                command=f"python -c 'import sys, unittest; s = unittest.defaultTestLoader.discover("
-                f'"{start}", top_level_dir="."); sys.exit(0 if s.countTestCases() else 1)\'',
-            )
-        )
+        found.append(_discover_check(facts, repo))
     if tests.command:
         found.append(
             Check(name="tests", kind="tests", command=tests.command, why="the project's own test suite")
