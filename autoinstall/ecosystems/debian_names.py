@@ -107,12 +107,23 @@ def _guess(kind: str, name: str) -> str | None:
     return None
 
 
-def system_package_repair(ctx: RepairContext, purpose: str) -> Repair | None:
+def system_package_repair(ctx: RepairContext, purpose: str, also: list[str] | tuple[str, ...] = ()) -> Repair | None:
     """Install the Debian package for the diagnosed missing header, library or tool before the failing step
-    (`purpose`: what needs it, e.g. "a -sys crate's build script"); None when no package is known."""
-    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject, debian_suite(ctx.python) or DEFAULT_SUITE)
+    (`purpose`: what needs it, e.g. "a -sys crate's build script"), with those for `also` (more names of the
+    same kind the output shows missing) in the same step; None when no package is known for the diagnosed one."""
+    suite = debian_suite(ctx.python) or DEFAULT_SUITE
+    package = package_for(ctx.diagnosis.kind, ctx.diagnosis.subject, suite)
     if package is None:
         return None
-    step = Step(command=f"{APT} {package}", why=f"provides {ctx.diagnosis.subject} ({purpose})", kind="system",
+    found = {ctx.diagnosis.subject: package}
+    for name in also:
+        if name not in found and (more := package_for(ctx.diagnosis.kind, name, suite)) is not None:
+            found[name] = more
+    packages = sorted(set(found.values()))  # the same step whichever of the names was diagnosed first
+    if any(r.step is not None and r.step.command == f"{APT} {' '.join(packages)}" for r in ctx.tried):
+        return None  # installed already, and the names are still missing
+    step = Step(command=f"{APT} {' '.join(packages)}", why=f"provides {', '.join(sorted(found))} ({purpose})",
+                kind="system",
                 evidence=[Evidence(file="<output>", text=ctx.diagnosis.evidence)])
-    return Repair(kind="insert_before", reason=f"{ctx.diagnosis.describe()} -> Debian {package}", step=step)
+    return Repair(kind="insert_before", reason=f"{ctx.diagnosis.describe()} -> Debian {', '.join(packages)}",
+                  step=step)

@@ -298,6 +298,23 @@ def client_env(job_env: dict[str, str], services: dict[str, str]) -> dict[str, s
     return out
 
 
+_STARTED = re.compile(rf"^{re.escape(START)} && (?:export (?:[A-Za-z_]\w*=(?:'[^']*'|\"[^\"]*\"|[^\s'\"]+)+ ?)+&& )?")
+"""What with_services puts before a command: START, then the exported variables."""
+
+
+def services_prefix(command: str) -> str:
+    """The start of the services (and their variables) that `command` begins with, "" when it starts none."""
+    match = _STARTED.match(command)
+    return match.group(0) if match else ""
+
+
+def started_like(command: str, test_command: str | None) -> str:
+    """`command` going through the services' start first, as `test_command` does (unchanged when that starts
+    none, or `command` already does): whatever collects or runs the tests needs the services up."""
+    prefix = services_prefix(test_command or "")
+    return command if not prefix or command.startswith(START) else prefix + command
+
+
 def with_services(command: str, env: dict[str, str] | None = None) -> str:
     """`START && [export VARS &&] command`: the form every test runner's command takes here."""
     if command.startswith(START):

@@ -15,6 +15,7 @@ from autoinstall.plan.agent_tools import tools_in, wants_tools
 from autoinstall.plan.models.chat_client import ModelError
 from autoinstall.verify.checks import judge, run_check, run_failure_class
 from autoinstall.verify.leftout import hang_deselections, uncollectable_deselections
+from autoinstall.verify.widen import side_suite, wider_plan
 from envs.base import ExecResult, Sandbox
 from envs.errors import SandboxLimitError
 from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord
@@ -78,6 +79,8 @@ class Installer:
         self.network = True
         """Whether the current sandbox is on the network (sandboxes start on it, to install)."""
         self.last_good: str | None = None
+        self.narrow: tuple[Plan, list[Deselection]] | None = None
+        """The plan whose side suite passed before the default collection replaced it, and its deselections."""
 
     # -- running commands -------------------------------------------------------------------
     def _out_of_budget(self) -> Failure | None:
@@ -285,7 +288,7 @@ class Installer:
         self._network(False)
         for check in self._pre_checks():
             result = run_check(self.sandbox, check, self.budgets.step_timeout_s, self.result.env,
-                               self.result.deselected)
+                               self.result.deselected, test_command(self.plan))
             checks.append(result)
             if result.ok or not check.required:
                 continue
@@ -313,6 +316,12 @@ class Installer:
                                                 run.output_tail))
             return None, False
         ok, reason = judge(checks, [run], self.budgets.threshold)
+        if ok and self.narrow is None and (wider := wider_plan(self.sandbox, self.plan, self.result.deselected,
+                                                               self.budgets.step_timeout_s, self.result.env)):
+            self.narrow = (self.plan, list(self.result.deselected))
+            self.plan = wider[0]
+            self.report("repair", wider[1])
+            return None, False
         if ok or self.plan.test_runner == "none":
             return None, True
         entry = self._record(f"<tests> {reason}", "tests", run.exit_code, run.duration_s,
@@ -356,6 +365,10 @@ class Installer:
         failure = self._install_steps(list(self.plan.steps))
         if failure is None:
             failure = self._check_and_test()
+            if failure is not None and self.narrow is not None:  # the side suite that passed stands (partial)
+                self.report("fail", f"the default collection: {failure.message}; back to the side suite")
+                self.plan, self.result.deselected = side_suite(self.narrow[0], self.plan, failure.message), self.narrow[1]
+                failure = None
             if self.sandbox is not None:
                 self._snapshot("final")
         return failure

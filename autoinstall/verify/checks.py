@@ -5,6 +5,7 @@ import shlex
 import signal
 import time
 
+from autoinstall.ecosystems.services import started_like
 from envs.base import Sandbox
 from envs.spec import (
     DEFAULT_MAX_DESELECTED,
@@ -80,8 +81,11 @@ def check_command(check: Check, deselected: list[Deselection]) -> str:
 
 
 def run_check(sandbox: Sandbox, check: Check, timeout_s: float, env: dict[str, str] | None = None,
-              deselected: list[Deselection] | None = None) -> CheckResult:
+              deselected: list[Deselection] | None = None, tests: str | None = None) -> CheckResult:
+    """Run one check; a collect check starts the services first when the test command `tests` does."""
     command = check_command(check, deselected or [])
+    if check.kind == "collect":
+        command = started_like(command, tests)
     result = sandbox.exec(command, timeout=timeout_s, env=env)
     return CheckResult(name=check.name, kind=check.kind, command=command, required=check.required,
                        ok=result.ok, exit_code=result.exit_code, duration_s=result.duration_s,
@@ -139,8 +143,8 @@ def partial_reasons(collection: Collection | None, max_deselected: float) -> lis
 
 def judge(checks: list[CheckResult], runs: list[TestRun], threshold: float,
           collection: Collection | None = None, max_deselected: float = DEFAULT_MAX_DESELECTED) -> tuple[bool, str]:
-    """Runs when required checks pass, collection succeeds, the command covers the suite, >= 1 test passes
-    (in every run) and the pass rate >= threshold."""
+    """Runs when required checks pass, collection succeeds, >= 1 test passes (in every run) and the pass rate
+    >= threshold. How much of the suite that covers (narrow_suite, partial_reasons) makes it partial, not failed."""
     failed = [c.name for c in checks if c.required and not c.ok]
     if failed:
         return False, f"required check(s) failed: {', '.join(failed)}"
@@ -165,8 +169,6 @@ def _judge_runs(runs: list[TestRun], last: TestRun, threshold: float, collection
         return False, empty_run_reason(last, collection)
     if not last.collection_ok:
         return False, f"test collection failed (exit {last.exit_code})"
-    if narrow := narrow_suite(collection, max_deselected):
-        return False, narrow
     counts = combine(runs)
     if counts["passed"] == 0:
         return False, "no test passed" + (" in every run" if len(runs) > 1 and last.passed else "")
@@ -192,7 +194,7 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
 
     Each test may run `per_test_timeout_s` (None: run_tests' default) before it is stopped and fails."""
     started = time.monotonic()
-    checks = [run_check(sandbox, c, timeout_s, env, deselected) for c in plan.checks
+    checks = [run_check(sandbox, c, timeout_s, env, deselected, test_command(plan)) for c in plan.checks
               if c.kind not in ("tests", "collect") or (c.kind == "collect" and collects(plan.test_runner))]
     collection = count_suite(sandbox, plan, deselected, timeout_s, env)
     test_runs: list[TestRun] = []
@@ -234,9 +236,7 @@ def count_suite(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], tim
         notes.append(note)
     else:
         collection.selected = collection.command
-    default = DEFAULT_COMMANDS.get(plan.test_runner)
-    if default and plan.workdir not in ("", "."):
-        default = f"cd {shlex.quote(plan.workdir)} && {default}"  # the runner's configuration is the project's
+    default = default_command(plan)
     if default and command.split() != default.split():
         collection.default, note = collect_count(sandbox, default, [], timeout_s, env, plan.test_runner)
         notes.append(note and f"default configuration: {note}")
@@ -244,6 +244,15 @@ def count_suite(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], tim
         collection.default = collection.command
     collection.notes = [n for n in notes if n]
     return with_uncollected(collection, deselected)
+
+
+def default_command(plan: Plan) -> str | None:
+    """The runner with nothing but the project's configuration, in the plan's folder, starting the services the
+    test command starts: what collects "the default collection" (None: the runner has no such command)."""
+    default = DEFAULT_COMMANDS.get(plan.test_runner)
+    if default and plan.workdir not in ("", "."):
+        default = f"cd {shlex.quote(plan.workdir)} && {default}"  # the runner's configuration is the project's
+    return started_like(default, test_command(plan)) if default else None
 
 
 def with_uncollected(collection: Collection, deselected: list[Deselection]) -> Collection:

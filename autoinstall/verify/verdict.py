@@ -10,6 +10,10 @@ def judge_spec(spec: EnvSpec, verification: Verification) -> None:
     if spec.plan.test_runner == "none" or verification.last_run is None:
         spec.failure = Failure(failure_class="no_tests", message="installed, but the project has no tests to run",
                                evidence="; ".join(spec.plan.notes))
+    elif verification.verified and (narrow := narrow_suite(verification.collection, verification.max_deselected)):
+        spec.status = "partial"  # it runs and passes, but a side suite: the build is kept, not thrown away
+        spec.failure = Failure(failure_class="narrow_suite", message=f"{narrow} ({verification.reason})",
+                               evidence="; ".join(spec.plan.notes[-3:]))
     elif verification.verified and (over := partial_reasons(verification.collection, verification.max_deselected)):
         spec.status = "partial"
         spec.failure = Failure(failure_class="deselection_cap", message="; ".join(over),
@@ -19,9 +23,7 @@ def judge_spec(spec: EnvSpec, verification: Verification) -> None:
         spec.failure = None
     else:
         last = verification.last_run
-        narrow = last.collection_ok and not last.timed_out and narrow_suite(verification.collection,
-                                                                            verification.max_deselected)
-        failure_class = "narrow_suite" if narrow else run_failure_class(last)
+        failure_class = run_failure_class(last)
         if failure_class == "tests_timeout":  # verification's own run: the installed suite did pass in time
             failure_class = "verify_timeout"
         spec.failure = Failure(failure_class=failure_class, message=verification.reason,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import re
 
-from envs.spec import TestRun
+from envs.spec import TestResult, TestRun
 
 TIMEOUT_ENV = "AUTOINSTALL_TEST_TIMEOUT"
 """Seconds one test may run (the `autoinstall_timeout` plugin reads it; 0 or unset: no per-test timeout)."""
@@ -64,6 +64,43 @@ def collection_errors(output: str) -> dict[str, str]:
             found[match.group("path")] = (match.group("why") or "").strip()
     return {path: (why or "the module failed to import")[:300] for path, why in found.items()
             if path.endswith(".py") and path.rsplit("/", 1)[-1] not in ("conftest.py", "__init__.py")}
+
+
+_SECTION = re.compile(r"^_{3,} (?P<head>\S.*?) _{3,}$", re.M)
+_CAPTURED = re.compile(r"^-{3,} Captured (?:stdout|stderr|log) (?:setup|call|teardown) -{3,}$", re.M)
+CAPTURED_CAP = 1500
+"""Characters of its own printed output a failure's message gains (its end, where errors are)."""
+
+
+def _headline(test_id: str) -> str:
+    """pytest's headline of a test's section in the terminal output: the node id after the file, dotted."""
+    return test_id.split("::", 1)[-1].replace("::", ".")
+
+
+def with_captured(results: list[TestResult], output: str) -> list[TestResult]:
+    """Each failure's message with what the test printed (the `Captured stderr call` and like parts of its
+    section in pytest's terminal output, which the JUnit report leaves out): a shell's `xyz: not found`, a
+    tool's `Could not resolve host`. Sections are matched to results by headline, in order."""
+    failing: dict[str, list[TestResult]] = {}
+    for result in results:
+        if result.outcome in ("failed", "error"):
+            failing.setdefault(_headline(result.test_id), []).append(result)
+    heads = list(_SECTION.finditer(output)) if failing else []
+    seen: dict[str, int] = {}
+    for i, head in enumerate(heads):
+        name = re.sub(r"^ERROR at (?:setup|teardown) of ", "", head.group("head"))
+        at = seen[name] = seen.get(name, -1) + 1
+        if at >= len(failing.get(name, ())):
+            continue
+        body = output[head.end():heads[i + 1].start() if i + 1 < len(heads) else len(output)]
+        body = re.split(r"^={3,}", body, maxsplit=1, flags=re.M)[0]
+        printed = _CAPTURED.search(body)
+        result = failing[name][at]
+        lines = [ln for ln in body[printed.end():].splitlines() if ln.strip() and not _CAPTURED.match(ln)
+                 and ln not in result.message] if printed else []
+        if lines:
+            result.message = f"{result.message}\n{chr(10).join(lines)[-CAPTURED_CAP:]}"
+    return results
 
 
 def static_test_count(source: str) -> int:

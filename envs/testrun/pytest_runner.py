@@ -4,11 +4,13 @@ from __future__ import annotations
 import re
 import shlex
 import uuid
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from envs.base import Sandbox, read_capped
 from envs.spec import Deselection, TestResult, TestRun
 from envs.testrun.junit import count, parse_junit
+from envs.testrun.pytest_output import with_captured
 from envs.testrun.summary import parse_summary
 
 PLUGIN = "autoinstall_timeout"
@@ -39,6 +41,31 @@ def pytest_args(deselected: list[Deselection], junit_path: str, scratch: str | N
 def selection_args(deselected: list[Deselection]) -> list[str]:
     """pytest options that leave out the deselected node ids (--deselect) and files (--ignore)."""
     return [f"--deselect={d.test}" if "::" in d.test else f"--ignore={d.test}" for d in deselected]
+
+
+SETTING_OPTIONS = ("-p", "-o", "--override-ini", "-W", "--pythonwarnings", "--import-mode", "--confcutdir", "-c",
+                   "--config-file", "--rootdir")
+"""pytest options (each with a value) that set how a run goes, not which tests it runs."""
+
+
+def setting_options(command: str) -> list[str]:
+    """The options of a pytest command that set how it runs (SETTING_OPTIONS, with their values): what the
+    default collection's command keeps of it."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    kept, i = [], 0
+    while i < len(words):
+        option, _, inline = words[i].partition("=")
+        if option in SETTING_OPTIONS and (inline or i + 1 < len(words)):
+            kept += [words[i]] if inline else words[i:i + 2]
+            i += 1 if inline else 2
+            continue
+        if words[i].startswith("-p") and len(words[i]) > 2 and not words[i].startswith("--"):
+            kept.append(words[i])  # -pNAME
+        i += 1
+    return kept
 
 
 _COLLECTED = re.compile(r"^(?:=+ )?(?:(?:(?P<selected>\d+)/)?(?P<total>\d+) tests? collected|(?P<none>no tests) collected)",
@@ -87,6 +114,7 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
     run = TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
                   output_tail=result.output[-4000:], output=result.output)
     run.results, note = _read_report(sandbox, junit)
+    run.results = with_captured(run.results, result.output)
     if note:  # kept where the record keeps the run's output, last, so the tail shows it
         run.output = f"{run.output}\n[autoinstall] {note}"
         run.output_tail = run.output[-4000:]
@@ -104,9 +132,32 @@ def _read_report(sandbox: Sandbox, junit: str) -> tuple[list[TestResult], str]:
         data, note = read_capped(sandbox, junit)
         if note:
             return [], f"the JUnit report {note}: its per-test results are not read"
-        return parse_junit(data.decode("utf-8", "replace")), ""
+        text = data.decode("utf-8", "replace")
+        return with_causes(parse_junit(text), text), ""
     except Exception:  # noqa: BLE001 - a missing or broken report means no results
         return [], ""
+
+
+CAUSES_CAP = 2000
+"""Characters of error lines a failure's message gains from its traceback."""
+
+
+def with_causes(results: list[TestResult], xml_text: str) -> list[TestResult]:
+    """Each failure's message with the error lines (`E   ...`) of its whole traceback: the causes of a chained
+    exception (`raise DownloadError(...) from e`), which the message leaves out and the long traceback shows
+    only past where a message is cut. `results` are parse_junit's, one per <testcase> in order."""
+    cases = list(ET.fromstring(xml_text).iter("testcase"))
+    if len(cases) != len(results):
+        return results
+    for case, result in zip(cases, results, strict=True):
+        found = next((c for c in case if c.tag in ("failure", "error")), None)
+        if found is None or result.outcome not in ("failed", "error"):
+            continue
+        lines = [ln[1:].strip() for ln in (found.text or "").splitlines() if ln.startswith("E ")]
+        extra = "\n".join(dict.fromkeys(ln for ln in lines if ln and ln not in result.message))[:CAUSES_CAP]
+        if extra:
+            result.message = f"{result.message}\n{extra}"
+    return results
 
 
 def _plugin_not_loaded(output: str) -> bool:

@@ -42,6 +42,8 @@ class World(FakeSandbox):
             cmd if isinstance(cmd, str) else " ".join(cmd))
         junit_path = re.search(r"--junitxml=(\S+)", text)
         result = self.behaviour(self, text, dict(env or {}))
+        if isinstance(result, bytes) and "--collect-only" in text:  # counting the suite: no count printed here
+            return ExecResult(exit_code=0, stdout="")
         if isinstance(result, bytes):  # a test run: store the report
             assert junit_path is not None
             self.files[junit_path.group(1)] = result
@@ -108,7 +110,7 @@ def test_uninstallable_dependency_becomes_a_stub_and_its_tests_are_deselected(tm
             return OK if stubbed else ExecResult(exit_code=1, stderr=(
                 "Because nonexistent-dep-xyz was not found in the package registry and demo==0.1 depends on "
                 "nonexistent-dep-xyz>=1.2, we can conclude that demo==0.1 cannot be used."))
-        if "pytest" in cmd:
+        if "pytest" in cmd and "--collect-only" not in cmd:  # (the suite is also counted without deselections)
             assert "--ignore=tests/test_dep.py" in cmd
             return PASSING
         return OK

@@ -35,7 +35,7 @@ EXPECTED = {
     "c_extension_needs_dev_package": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "import_name_differs": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "uninstallable_dependency": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
-    "service_backed": ("uv pip install -e '.[test]'", [], f"{START} && python -m pytest tests"),
+    "service_backed": ("uv pip install -e '.[test]'", [], f"{START} && python -m pytest tests/unit"),
     "service_postgres": ("uv pip install -e '.[test]'", [], f"{START} && export NOTES_DB_HOST=127.0.0.1 "
                          "NOTES_DB_NAME=notes_test NOTES_DB_PASSWORD=secret NOTES_DB_USER=notes && "
                          "python -m pytest tests"),
@@ -51,7 +51,7 @@ EXPECTED = {
     "tasks_mutable": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "python_version_switch": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "requires_python_312": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
-    "unittest_runner": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
+    "unittest_runner": ("uv pip install -e .", ["pytest"], "python -m pytest tests -o 'python_files=test*.py'"),
     "pytest_plugin_needed": (
         "uv pip install -e '.[test]'",
         ["pytest-timeout", "pytest-asyncio"],

@@ -126,7 +126,7 @@ def test_service_and_ci_commands() -> None:
     assert [(s.name, s.image, s.evidence.line) for s in facts.services] == [("postgres", "postgres:16", 7)]
     assert [(c.purpose, c.text) for c in facts.commands] == [
         ("install", "pip install -e .[test]"),
-        ("test", "pytest -v tests"),
+        ("test", "pytest -v tests/unit"),
     ]
 
 

@@ -18,6 +18,21 @@ NETWORK_OFF = re.compile(
     r"\[Errno 99\]|Could not resolve host|getaddrinfo failed|NameResolutionError")
 """What code that needs the internet prints when it runs offline (as verification does): not a service."""
 STUB_USED = re.compile(r"AutoinstallStubError: (?P<s>[\w.\[\]-]+)")
+_DATA_FILE = r"(?![\w.+-]*\.(?:json|ya?ml|txt|csv|tsv|cfg|conf|ini|toml|xml|html?|md|rst|log|dat|db|sqlite3?|pkl|npy|npz|" \
+             r"gz|bz2|xz|zip|tar|png|jpe?g|gif|svg|pdf|py|pyc|c|h|cpp|so|lock|pem|key|crt)')"
+"""Not a file name with a data or source file's extension: a missing data file is not a missing program."""
+MISSING_TOOL = re.compile(
+    r"(?:(?P<s1>pg_config|mysql_config|xml2-config|xslt-config|pkg-config|cmake|swig|rustc|cargo|"
+    r"msgfmt|gfortran|protoc|make|ninja) (?:executable )?not found|"
+    r"(?:(?:^|[\s:])(?:/usr)?(?:/bin/)?(?:ba|da|z)?sh: (?:line \d+: |\d+: )?)(?P<s2>[\w.+-]+): (?:command )?not found|"
+    r"error: command '(?P<s3>[\w./+-]+)' failed: No such file or directory|"
+    rf"FileNotFoundError: \[Errno 2\] No such file or directory: '{_DATA_FILE}(?P<s4>[\w.+-]+)'|"
+    r"where None = <function which at 0x[0-9a-f]+>\('(?P<s5>[\w.+-]+)'|"
+    r"Command '(?P<s6>[\w.+-]+)(?: [^'\n]*)?' returned non-zero exit status 127\b|"
+    r"CompletedProcess\(args='(?P<s7>[\w.+-]+)(?: [^'\n]*)?', returncode=127\b)", re.M)
+"""A program the build or a test runs that is not installed: a shell's `not found`, Python's FileNotFoundError
+from starting it, an assert on shutil.which, or a shell command's exit status 127 (the shell's own for a
+command it cannot find)."""
 
 _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
     ("stub_used", STUB_USED),
@@ -32,12 +47,7 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
     ("missing_library", re.compile(r"(?:/usr/bin/ld: cannot find -l(?P<s>[\w+.-]+)|"
                                    r"cannot find -l(?P<s2>[\w+.-]+))")),
     ("missing_tool", BROWSER_MISSING),  # first: selenium's prints a failed download, and "No such file" lines
-    ("missing_tool", re.compile(
-        r"(?:(?P<s1>pg_config|mysql_config|xml2-config|xslt-config|pkg-config|cmake|swig|rustc|cargo|"
-        r"msgfmt|gfortran|protoc|make|ninja) (?:executable )?not found|"
-        r"(?:bash: (?:line \d+: )?|/bin/sh: \d+: |sh: \d+: )(?P<s2>[\w.+-]+): (?:command )?not found|"
-        r"error: command '(?P<s3>[\w./+-]+)' failed: No such file or directory|"
-        r"FileNotFoundError: \[Errno 2\] No such file or directory: '(?P<s4>[\w.+-]+)')")),
+    ("missing_tool", MISSING_TOOL),
     ("no_distribution", re.compile(
         r"(?:Because (?P<s1>[\w.\[\]-]+) was not found in the package registry|"
         r"No matching distribution found for (?P<s2>[\w.\[\]-]+)|"
@@ -65,7 +75,7 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
 
 
 _NEEDS: dict[DiagnosisKind, tuple[str, ...]] = {
-    "missing_tool": ("not found", "No such file"),
+    "missing_tool": ("not found", "No such file", "function which", "status 127", "returncode=127"),
     "service_unavailable": ("efused", "could not connect", "Is the server running", "connection to server"),
     "python_version": ("Python", "requires-python"),
     "no_distribution": ("package registry", "No matching distribution", "no versions of"),

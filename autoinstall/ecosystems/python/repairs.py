@@ -10,6 +10,7 @@ from autoinstall.ecosystems.python.diagnosis import (
     NETWORK_OFF,
     SERVICE_PORTS,
     STUB_USED,
+    diagnose,
     local_service,
     missing_modules,
 )
@@ -34,7 +35,7 @@ from autoinstall.ecosystems.services import (
     service_named,
     with_services,
 )
-from envs.spec import Evidence, Repair, Step
+from envs.spec import Diagnosis, Evidence, Repair, Step
 
 
 def _step(command: str, why: str, kind: str, ctx: RepairContext) -> Step:
@@ -79,6 +80,8 @@ def _system_package(ctx: RepairContext) -> Repair | None:
     """A header, library or tool from Debian; a browser: Debian's chromium (autoinstall/ecosystems/browsers.py)."""
     if ctx.diagnosis.subject == "browser":
         return browser_repair(ctx)
+    if ctx.phase == "tests":  # every program the failed tests could not run, in one step
+        return system_package_repair(ctx, "the tests", [d.subject for d in _by_test(ctx) if d.kind == ctx.diagnosis.kind])
     return system_package_repair(ctx, "the build or the tests")
 
 
@@ -147,6 +150,9 @@ def _whole_files(tests: list[str], all_tests: list[str]) -> list[str]:
 
 def _service(ctx: RepairContext) -> Repair | None:
     """Run the service the tests could not reach in the environment; deselect them only when it cannot be."""
+    if ctx.phase == "check":  # collection itself connects (a conftest at session start): run the service
+        kind = service_named(ctx.diagnosis.subject)
+        return _run_service(ctx, kind) if kind is not None else None
     needing = [t.test_id for t in ctx.failed_tests
                if SERVICE_FAILURE.search(t.message) or (NETWORK_OFF.search(t.message) and local_service(t.message))]
     if not needing:
@@ -303,11 +309,28 @@ def _skip(ctx: RepairContext) -> Repair | None:
                          "project install, so go on without it (what the tests miss is repaired later)")
 
 
+def _by_test(ctx: RepairContext) -> list[Diagnosis]:
+    """What the failed tests' own messages say, most tests first, without the run's diagnosis itself: a suite
+    fails for several reasons at once (a service here, the internet there), and the one the whole output shows
+    first may have no repair."""
+    found: dict[tuple[str, str], tuple[int, Diagnosis]] = {}
+    for test in ctx.failed_tests[:500]:
+        diagnosis = diagnose(test.message)
+        key = (diagnosis.kind, diagnosis.subject)
+        if diagnosis.kind != "unknown" and key != (ctx.diagnosis.kind, ctx.diagnosis.subject):
+            found[key] = (found.get(key, (0, diagnosis))[0] + 1, diagnosis)
+    return [d for _, d in sorted(found.values(), key=lambda item: -item[0])]
+
+
 def repair(ctx: RepairContext) -> Repair | None:
-    """The first rule for the diagnosis that proposes something not already tried; else skip an auxiliary
-    step; None means give up."""
+    """The first rule for the diagnosis that proposes something not already tried (in the tests, then for
+    what the failed tests' own messages say); else skip an auxiliary step; None means give up."""
     rule = RULES.get(ctx.diagnosis.kind)
     proposal = rule(ctx) if rule else None
+    if ctx.phase == "tests" and (proposal is None or ctx.already_tried(proposal)):
+        proposal = next((p for d in _by_test(ctx) if d.kind in RULES
+                         if (p := RULES[d.kind](ctx.model_copy(update={"diagnosis": d}))) is not None
+                         and not ctx.already_tried(p)), None)
     if proposal is None or ctx.already_tried(proposal):
         proposal = _without_lock(ctx)
     if proposal is None or ctx.already_tried(proposal):
