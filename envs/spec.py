@@ -229,6 +229,7 @@ DiagnosisKind = Literal[
     "missing_module",
     "missing_header",
     "missing_library",
+    "missing_cmake",
     "missing_tool",
     "python_version",
     "vcs_version",

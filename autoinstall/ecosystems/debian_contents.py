@@ -11,6 +11,7 @@ involved), filtered to the paths a build can miss, and cached under $AUTOINSTALL
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import os
 import re
@@ -28,6 +29,7 @@ KEPT = re.compile(
     r"^(?:usr/include/.+"
     r"|.*/pkgconfig/[^/]+\.pc"
     r"|usr/(?:lib|share)/.*cmake/.*(?:Config|-config)\.cmake"
+    r"|usr/(?:lib|share)/.*[Cc]make[^/]*/(?:Modules/)?Find[^/]+\.cmake"
     r"|usr/lib/(?:x86_64-linux-gnu/)?lib[^/]+\.(?:so|a)"
     r"|(?:usr/)?s?bin/[^/]+)$"
 )
@@ -70,15 +72,19 @@ class ContentsIndex:
             return (self._best("/pkgconfig/" + f"{name}.pc", f"{name}.pc", dev=True)
                     or self._best(f"/lib{stem}.so", f"lib{stem}.so", dev=True)
                     or self._best(f"/lib{stem}.a", f"lib{stem}.a", dev=True))
-        if kind == "missing_cmake":
+        if kind == "missing_cmake":  # its config file, a Find module a -dev package ships (CMake's own say
+            # how to look for a library, not where it comes from), its pkg-config module or library
             return (self._best(f"/{name}Config.cmake", f"{name}Config.cmake", dev=True)
-                    or self._best(f"/{name.lower()}-config.cmake", f"{name.lower()}-config.cmake", dev=True))
+                    or self._best(f"/{name.lower()}-config.cmake", f"{name.lower()}-config.cmake", dev=True)
+                    or self._best(f"/Find{name}.cmake", f"Find{name}.cmake", dev=True, only_dev=True)
+                    or self.package("missing_library", name.lower()))
         if kind == "missing_tool":
             return self._best(f"bin/{name}", name, dev=False)
         return None
 
-    def _best(self, suffix: str, basename: str, *, dev: bool) -> str | None:
-        candidates = [pkg for path, pkg in self.by_name.get(basename, ()) if ("/" + path).endswith(suffix)]
+    def _best(self, suffix: str, basename: str, *, dev: bool, only_dev: bool = False) -> str | None:
+        candidates = [pkg for path, pkg in self.by_name.get(basename, ())
+                      if ("/" + path).endswith(suffix) and (pkg.endswith("-dev") or not only_dev)]
         packages = sorted({p for p in candidates if not _AVOID.search(p)} or set(candidates),
                           key=lambda p: (dev and not p.endswith("-dev"), len(p), p))
         return packages[0] if packages else None
@@ -86,7 +92,8 @@ class ContentsIndex:
 
 def _cached_entries(suite: str, mirror: str, cache: Path | None) -> list[tuple[str, str]]:
     folder = cache or autoinstall_home() / "debian"
-    file = folder / f"contents-{re.sub(r'[^a-z0-9]+', '-', suite.lower())}.tsv.gz"
+    kept = hashlib.sha256(KEPT.pattern.encode()).hexdigest()[:8]  # a cache filtered otherwise is another file
+    file = folder / f"contents-{re.sub(r'[^a-z0-9]+', '-', suite.lower())}-{kept}.tsv.gz"
     if file.is_file():
         with gzip.open(file, "rt", encoding="utf-8") as f:
             return [tuple(line.rstrip("\n").split("\t", 1)) for line in f if "\t" in line]  # type: ignore[misc]

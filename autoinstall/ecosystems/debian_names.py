@@ -1,4 +1,4 @@
-"""Which Debian package provides a missing C header, library, pkg-config module or build tool, and the
+"""Which Debian package provides a missing C header, library, pkg-config module, CMake package or tool, and the
 repair that installs it (shared by the ecosystems whose builds compile C: Go's cgo, Rust's -sys crates)."""
 from __future__ import annotations
 
@@ -72,6 +72,23 @@ TOOLS = {
     "flex": "flex", "autoconf": "autoconf", "automake": "automake", "libtool": "libtool",
 }
 
+CMAKE = {
+    "ZLIB": "zlib1g-dev", "OpenSSL": "libssl-dev", "PNG": "libpng-dev", "JPEG": "libjpeg-dev", "TIFF": "libtiff-dev",
+    "BZip2": "libbz2-dev", "LibLZMA": "liblzma-dev", "CURL": "libcurl4-openssl-dev", "LibXml2": "libxml2-dev",
+    "LibXslt": "libxslt1-dev", "EXPAT": "libexpat1-dev", "SQLite3": "libsqlite3-dev", "Freetype": "libfreetype-dev",
+    "Fontconfig": "libfontconfig-dev", "GSL": "libgsl-dev", "HDF5": "libhdf5-dev", "BLAS": "libopenblas-dev",
+    "LAPACK": "liblapack-dev", "Boost": "libboost-dev", "GTest": "libgtest-dev", "GMock": "libgmock-dev",
+    "Protobuf": "libprotobuf-dev", "PostgreSQL": "libpq-dev", "Curses": "libncurses-dev", "OpenGL": "libgl-dev",
+    "X11": "libx11-dev", "GLEW": "libglew-dev", "MPI": "libopenmpi-dev", "GDAL": "libgdal-dev", "LibArchive":
+    "libarchive-dev", "Iconv": "libc6-dev", "Intl": "libc6-dev", "PkgConfig": "pkg-config", "Git": "git",
+    "Doxygen": "doxygen", "SWIG": "swig", "BISON": "bison", "FLEX": "flex", "Patch": "patch", "Perl": "perl",
+    "Python": "python3-dev", "Python3": "python3-dev", "PythonLibs": "python3-dev", "PythonInterp": "python3",
+    "Java": "default-jdk-headless", "JNI": "default-jdk-headless", "Gettext": "gettext", "Threads": "libc6-dev",
+    "OpenMP": "libgomp1", "Eigen3": "libeigen3-dev", "pybind11": "pybind11-dev", "LibFFI": "libffi-dev",
+}
+"""CMake package names (find_package) -> Debian packages: the Find modules CMake itself ships (whose files,
+in cmake-data, say nothing of the library) and the commonest config packages; the Contents index answers the rest."""
+
 DEFAULT_SUITE = "trixie"
 """The suite of base images whose Python is not one Debian ships (Go, Rust, Node and Java images use it)."""
 _PACKAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9+.-]+$")
@@ -95,6 +112,8 @@ def _from_maps(kind: str, name: str) -> str | None:
         return LIBRARIES.get(name) or PKG_CONFIG.get(name) or PKG_CONFIG.get(f"lib{name}")
     if kind == "missing_tool":
         return TOOLS.get(name)
+    if kind == "missing_cmake":
+        return CMAKE.get(name) or next((v for k, v in CMAKE.items() if k.lower() == name.lower()), None)
     return None
 
 
@@ -102,8 +121,8 @@ def _guess(kind: str, name: str) -> str | None:
     if kind == "missing_header":
         stem = re.sub(r"[^a-z0-9]+", "", name.rsplit("/", 1)[0 if "/" in name else -1].removesuffix(".h"))
         return f"lib{stem}-dev" if stem else None
-    if kind == "missing_library":
-        return f"{name.lower()}-dev" if name.startswith("lib") else f"lib{name.lower()}-dev"
+    if kind in ("missing_library", "missing_cmake"):
+        return f"{name.lower()}-dev" if name.lower().startswith("lib") else f"lib{name.lower()}-dev"
     return None
 
 

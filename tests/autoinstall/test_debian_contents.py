@@ -17,6 +17,12 @@ usr/lib/x86_64-linux-gnu/libblosc.so                    libdevel/libblosc-dev
 usr/lib/x86_64-linux-gnu/libblosc.so.1                  libs/libblosc1
 usr/lib/x86_64-linux-gnu/pkgconfig/blosc.pc             libdevel/libblosc-dev
 usr/lib/x86_64-linux-gnu/cmake/fmt/fmt-config.cmake     libdevel/libfmt-dev
+usr/share/eigen3/cmake/Eigen3Config.cmake               libdevel/libeigen3-dev
+usr/share/cmake-3.31/Modules/FindGSL.cmake              devel/cmake-data
+usr/share/cmake-3.31/Modules/FindZLIB.cmake             devel/cmake-data
+usr/lib/x86_64-linux-gnu/pkgconfig/gsl.pc               libdevel/libgsl-dev
+usr/lib/x86_64-linux-gnu/pkgconfig/zlib.pc              libdevel/zlib1g-dev
+usr/share/cmake/FindOpenCASCADE.cmake                   libdevel/libocct-dev
 usr/share/doc/libblosc1/changelog.gz                    doc/libblosc1
 usr/x86_64-w64-mingw32/include/blosc.h                  libdevel/mingw-blosc
 usr/include/blosc2.h                                    libdevel/libblosc2-dev,libdevel/libblosc2-dev-cross
@@ -34,7 +40,11 @@ def index() -> ContentsIndex:
     ("missing_header", "blosc2.h", "libblosc2-dev"),  # not the cross package
     ("missing_library", "blosc", "libblosc-dev"),  # pkg-config module
     ("missing_library", "libblosc", "libblosc-dev"),
-    ("missing_cmake", "fmt", "libfmt-dev"),
+    ("missing_cmake", "fmt", "libfmt-dev"),  # fmt-config.cmake
+    ("missing_cmake", "Eigen3", "libeigen3-dev"),  # Eigen3Config.cmake
+    ("missing_cmake", "GSL", "libgsl-dev"),  # CMake's own FindGSL says nothing: the gsl pkg-config module does
+    ("missing_cmake", "OpenCASCADE", "libocct-dev"),  # a Find module a -dev package ships
+    ("missing_cmake", "Nothing", None),
     ("missing_tool", "xmllint", "libxml2-utils"),
     ("missing_tool", "blosc", None),
     ("missing_header", "nothing.h", None),
@@ -73,4 +83,8 @@ def test_debians_real_index_answers_what_the_maps_do_not(tmp_path: Path, monkeyp
     assert real.package("missing_header", "eigen3/Eigen/Core") == "libeigen3-dev"  # an architecture-all package
     assert real.package("missing_library", "blosc") == "libblosc-dev"
     assert real.package("missing_tool", "xmllint") == "libxml2-utils"
-    assert [p.name for p in tmp_path.iterdir()] == ["contents-trixie.tsv.gz"]
+    assert real.package("missing_cmake", "Eigen3") == "libeigen3-dev"  # Eigen3Config.cmake
+    assert real.package("missing_cmake", "nlohmann_json") == "nlohmann-json3-dev"
+    assert real.package("missing_cmake", "fmt") == "libfmt-dev"  # fmt-config.cmake
+    assert real.package("missing_cmake", "GSL") == "libgsl-dev"  # CMake's own FindGSL: the gsl pkg-config module
+    assert [p.name for p in tmp_path.iterdir()][0].startswith("contents-trixie-")

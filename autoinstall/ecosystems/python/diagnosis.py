@@ -18,6 +18,16 @@ NETWORK_OFF = re.compile(
     r"\[Errno 99\]|Could not resolve host|getaddrinfo failed|NameResolutionError")
 """What code that needs the internet prints when it runs offline (as verification does): not a service."""
 STUB_USED = re.compile(r"AutoinstallStubError: (?P<s>[\w.\[\]-]+)")
+MISSING_CMAKE = re.compile(
+    r"CMake Error at [^\n]*\n(?:[^\n]*\n){0,8}?[^\n]*?"
+    r"(?:provided by\s+\"(?P<s1>[\w+.-]+)\"|Could NOT find (?P<s2>[\w+.-]+))")
+"""CMake's find_package failing (an error, not the warning an optional package gives): no config file of the
+package (`FooConfig.cmake`/`foo-config.cmake`), or a Find module's search (`Could NOT find ZLIB (missing:
+ZLIB_LIBRARY ...)`); the name is CMake's package name."""
+PKG_CONFIG_MISSING = re.compile(
+    r"(?:Package '?(?P<s1>[\w+.-]+)'?,? (?:was not found in the pkg-config search path|required by .{1,80}, not found)|"
+    r"No package '(?P<s2>[\w+.-]+)' found)")
+"""pkg-config (and CMake's pkg_check_modules, meson's dependency()) not finding a module: a pkg-config name."""
 _DATA_FILE = r"(?![\w.+-]*\.(?:json|ya?ml|txt|csv|tsv|cfg|conf|ini|toml|xml|html?|md|rst|log|dat|db|sqlite3?|pkl|npy|npz|" \
              r"gz|bz2|xz|zip|tar|png|jpe?g|gif|svg|pdf|py|pyc|c|h|cpp|so|lock|pem|key|crt)')"
 """Not a file name with a data or source file's extension: a missing data file is not a missing program."""
@@ -44,6 +54,8 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
         r"current Python version \([\d.]+\) does not satisfy Python(?P<s2>[<>=!~][^\s,]*(?:,[<>=!~][^\s,]*)*)|"
         r"requires-python:? ?(?P<s3>[<>=!~][\d.,<>=!~*]+) .*incompatible)")),
     ("missing_header", re.compile(r"fatal error: (?P<s>[\w./+-]+\.h(?:pp)?): No such file or directory")),
+    ("missing_cmake", MISSING_CMAKE),
+    ("missing_library", PKG_CONFIG_MISSING),
     ("missing_library", re.compile(r"(?:/usr/bin/ld: cannot find -l(?P<s>[\w+.-]+)|"
                                    r"cannot find -l(?P<s2>[\w+.-]+))")),
     ("missing_tool", BROWSER_MISSING),  # first: selenium's prints a failed download, and "No such file" lines
@@ -76,6 +88,7 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
 
 _NEEDS: dict[DiagnosisKind, tuple[str, ...]] = {
     "missing_tool": ("not found", "No such file", "function which", "status 127", "returncode=127"),
+    "missing_cmake": ("CMake Error",),
     "service_unavailable": ("efused", "could not connect", "Is the server running", "connection to server"),
     "python_version": ("Python", "requires-python"),
     "no_distribution": ("package registry", "No matching distribution", "no versions of"),

@@ -287,6 +287,7 @@ RULES = {
     "missing_header": _system_package,
     "missing_library": _system_package,
     "missing_tool": _system_package,
+    "missing_cmake": _system_package,
     "python_version": _python_version,
     "no_distribution": _no_distribution,
     "unknown_pytest_option": _pytest_plugin,
