@@ -86,6 +86,7 @@ def test_a_build_that_runs_node_gets_the_toolchain_and_builds_its_front_end_itse
     PLAIN_TEST,
     'import networkx\n\n\ndef test_graph():\n    assert ["node", "edge"]\n',  # data, not a process
     'import subprocess\n\n# subprocess.run(["node", "x.js"])\n\ndef test_p():\n    pass\n',  # a comment
+    'import subprocess\nimport pydot\n\n\ndef test_p():\n    pydot.Dot().add_node(pydot.Node("node"))\n',  # an argument
 ])
 def test_a_package_json_neither_build_nor_tests_run_keeps_node_out(tmp_path: Path, test: str) -> None:
     repo = _write(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "", "tests/test_p.py": test,

@@ -175,7 +175,7 @@ def _pytest_args(words: list[str], repo: Path, test_dirs: list[str]) -> list[str
             i += 2 if takes_value else 1
             continue
         if re.fullmatch(
-            r"-(v+|q+|x|s|l|r\w+|n\w+)|--(verbose|quiet|exitfirst|showlocals|no-header|.*color.*)", word
+            r"-(v+|q+|x|s|l|[vqxsl]{2,}|r\w+|n\w+)|--(verbose|quiet|exitfirst|showlocals|no-header|.*color.*)", word
         ):
             i += 1
             continue

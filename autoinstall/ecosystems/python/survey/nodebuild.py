@@ -19,13 +19,13 @@ from envs.spec import Evidence
 FRONTEND_BUILDERS = re.compile(r"^\s*(hatch[-_]jupyter[-_]builder|jupyter[-_]packaging)\b", re.IGNORECASE)
 """Build requirements whose build hook runs the package.json's install and build scripts."""
 TOOLS = r"npm|npx|yarn|jlpm|pnpm|node"
-RUNS_NODE = re.compile(rf"""[\[(]\s*["'](?:{TOOLS})["']\s*[,)\]]"""
-                       rf"""|\b(?:system|run|call|check_call|check_output|Popen)\(\s*f?["'](?:{TOOLS})\s"""
+RUNS_NODE = re.compile(rf"""(?<![\w.])[\[(]\s*["'](?:{TOOLS})["']\s*[,)\]]"""
+                       rf"""|\b(?:system|run|call|check_call|check_output|Popen)\(\s*f?["'](?:{TOOLS})[\s"']"""
                        r"""|which\(\s*["'](?:node|npm)["']\s*\)""")
 """A command that starts Node: an argument list whose first item is the tool (`["npm", "run", "build"]`,
 `("node", script)`), a shell string handed to a process call (`os.system("npm install")`), or a
 `shutil.which("node")` (a skip unless Node is there says the tests want it). Only in files that start processes
-(PROCESS): `["node", "edge"]` in a graph library's tests is data."""
+(PROCESS): `["node", "edge"]` in a graph library's tests is data, and so is a call's argument (`Node("node")`)."""
 PROCESS = re.compile(r"\b(?:subprocess|Popen|os\.system|os\.spawn|which)\b")
 TEST_LIMIT = 400
 """Test modules read for a `node` call at most (the first found)."""
