@@ -1,4 +1,4 @@
-"""A test command that passes but runs a side suite of the default collection (CI's `pytest tests/unit` beside
+"""A test command that passes but runs a side suite of the default collection (CI running its unit tests only, beside
 acceptance tests) gives way to the default collection: the install loop then repairs that as any suite (services
 run, what still cannot run deselected with evidence), and keeps the side suite only when nothing makes it run."""
 from __future__ import annotations
