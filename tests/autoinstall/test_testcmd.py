@@ -63,6 +63,8 @@ def test_a_ci_job_named_build_still_runs_the_tests(tmp_path: Path) -> None:
     })
     plan = choose_tests(survey(root), root)
     assert plan.command == "python -m pytest tests" and "adapted from `python -m pytest tests -x`" in plan.notes[0]
+    combined = _write(tmp_path / "b", {"tox.ini": "[testenv]\ncommands = py.test -xv --cov=p --no-cov-on-fail tests\n"})
+    assert _command(combined) == "python -m pytest --no-cov-on-fail tests"  # -xv would stop at the first failure
 
 
 def test_addopts_that_turn_off_junit_are_overridden_without_it(tmp_path: Path) -> None:
