@@ -33,6 +33,7 @@ EXPECTED = {
         "python -m pytest tests",
     ),
     "c_extension_needs_dev_package": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
+    "cmake_find_package": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "import_name_differs": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "uninstallable_dependency": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "service_backed": ("uv pip install -e '.[test]'", [], f"{START} && python -m pytest tests/unit"),

@@ -89,6 +89,7 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
 _NEEDS: dict[DiagnosisKind, tuple[str, ...]] = {
     "missing_tool": ("not found", "No such file", "function which", "status 127", "returncode=127"),
     "missing_cmake": ("CMake Error",),
+    "missing_library": ("cannot find -l", "not found", "No package"),
     "service_unavailable": ("efused", "could not connect", "Is the server running", "connection to server"),
     "python_version": ("Python", "requires-python"),
     "no_distribution": ("package registry", "No matching distribution", "no versions of"),
