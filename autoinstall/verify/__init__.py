@@ -2,7 +2,8 @@
 
 Files: `checks.py` (run a check, judge runs against the threshold, flaky tests, the suite's size),
 `verdict.py` (status and failure class of a spec), `leftout.py` (tests that hang and files that cannot be
-collected, which the install loop deselects on that evidence and the cap counts).
+collected, which the install loop deselects on that evidence and the cap counts), `widen.py` (a test command
+that runs a side suite gives way to the default collection, which the install loop then repairs).
 """
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 Files: `survey/` (RepoFacts from the repository's files), `proposal/` (facts -> plan: deps, interpreter
 and Debian packages, services CI starts (run here through autoinstall/ecosystems/services.py), test command
-and checks; `proposal/locked.py` installs from lock files), `diagnosis.py` + `repairs.py` (failure -> fix),
+and checks; `proposal/locked.py` installs from lock files, `proposal/runners.py` reads a unittest discovery
+and a runner script's subcommands), `diagnosis.py` + `repairs.py` (failure -> fix),
 `timemachine.py` (resolve as of the commit date, build tooling exempt), `pypi_names.py`, `pytest_plugins.py`, `imports.py` (name maps and import extraction), `stubs.py`.
 """
 from __future__ import annotations
