@@ -115,16 +115,14 @@ class Installer:
                         duration_s=round(duration, 3), network=self.network)
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-            name = f"{entry.index:03d}-{phase}.log"
-            (self.log_dir / name).write_text(f"$ {command}\n# exit {code}\n{output}")
+            (self.log_dir / (name := f"{entry.index:03d}-{phase}.log")).write_text(f"$ {command}\n# exit {code}\n{output}")
             entry.log_file = f"logs/{name}"
         self.result.log.append(entry)
         return entry
 
     def _snapshot(self, label: str) -> None:
         assert self.sandbox is not None
-        self.last_good = self.sandbox.snapshot(label)
-        self.result.snapshot = self.last_good
+        self.last_good = self.result.snapshot = self.sandbox.snapshot(label)
         self.result.snapshots.append(self.last_good)
 
     def _ask_model(self, failing: Step, phase: str, result: ExecResult, entry: StepLog,
@@ -279,10 +277,8 @@ class Installer:
                 or (c.kind == "collect" and collects(self.plan.test_runner))]
 
     def _repair_checks(self) -> tuple[list[CheckResult], Failure | None, bool]:
-        """Run the pre-checks; at the first required one that fails, apply a repair.
-
-        Returns the check results, a failure if nothing could be done, and whether a repair was applied.
-        """
+        """Run the pre-checks; at the first required one that fails, apply a repair. Returns the check results,
+        a failure if nothing could be done, and whether a repair was applied."""
         assert self.sandbox is not None
         checks: list[CheckResult] = []
         self._network(False)
