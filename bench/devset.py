@@ -1,16 +1,13 @@
 """The workspace the runtime benchmarks run on: a verified environment of this machine's catalog.
 
 `--env ID` picks one (a catalog id or prefix); by default the verified Python environment with the most
-passing tests. The file read and the pattern searched are picked from its own workspace.
+passing tests. The calls made there are picked from its own workspace (bench/mix.py).
 """
 
 from __future__ import annotations
 
 from envs.catalog import Catalog
 from envs.runtime import RuntimeSpec
-
-SOURCE_SUFFIXES = (".py", ".go", ".rs", ".js", ".ts", ".java")
-DOC_SUFFIXES = (".md", ".rst", ".txt")
 
 
 def dev_spec(env_id: str | None) -> tuple[str, RuntimeSpec]:
@@ -34,16 +31,3 @@ def dev_spec(env_id: str | None) -> tuple[str, RuntimeSpec]:
                          "or pass --env ID")
     return best[1].source.name, RuntimeSpec.from_env_spec(best[1])
 
-
-FIND_FILE = ("{{ git ls-files 2>/dev/null || find . -type f -not -path './.git/*'; }} | head -5000 > /tmp/.bench-files; "
-             "for f in $(grep -E '{source}' /tmp/.bench-files) $(grep -E '{docs}' /tmp/.bench-files); do "
-             "s=$(stat -c %s \"$f\" 2>/dev/null || echo 0); "
-             "if [ \"$s\" -gt 4000 ] && [ \"$s\" -lt 40000 ]; then echo \"$f\"; break; fi; done")
-"""A file of 4-40 kB from the workspace, source code first: what a model reads."""
-
-
-def find_file_command() -> str:
-    def alternatives(suffixes: tuple[str, ...]) -> str:
-        return "(" + "|".join(s.replace(".", "\\.") for s in suffixes) + ")$"
-
-    return FIND_FILE.format(source=alternatives(SOURCE_SUFFIXES), docs=alternatives(DOC_SUFFIXES))

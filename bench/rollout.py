@@ -6,20 +6,21 @@
                                    [--terminal-command 'ls | head -5'] [--no-builtin-baseline]
 
 (a) every environment runs a mixed tool load (read_file of a source file, search in it, edit_file, terminal
-`ls | head -5`, round and round) from a thread of its own with a --think-ms pause after each call: tool latency
-p50/p99 over every call, and how busy the machine's cores were; (b) the same load back to back: calls/s, and the
-CPU per call split between the containers, the engine (dockerd, containerd, shims), this harness and the rest of
-the machine, with the containers' CFS throttling (bench/cpuuse.py). The loads start --phase staggered
-(environment i at tool i % 4 and i/n of a pause late), not in lockstep (all at once at the same tool, so that
-every round is 64 calls of one tool: a burst of 64 `ls | head -5` every ~100 ms); same calls, same pauses, every
-sample counted. --procs N spreads the environments over N worker processes forked after they started, each
-timing its own calls, as a trainer's rollout workers would (bench/workers.py); the default is 1 (threads of
-this process) because, measured here, this harness's GIL is not what limits: it uses ~0.2 ms of CPU per call
-(~20% of one core at 1,000 calls/s), and 2 or 4 processes gave no more calls/s and no lower p99. With --baseline
-(the default) (a) and (b) run again the first way, in the same run: one process, lockstep (keys
-`..._1proc_lockstep`). With --builtin-baseline (the default) they run once more with the terminal running `:`, a
-shell builtin, so no process is started (keys `..._builtin_terminal`): what the runtime itself costs, against
-which the main figures show what the terminal's process start-ups cost on this machine.
+`ls | head -5`, round and round; file, line count and pattern taken from the environment's own workspace, whatever its
+language, and every call played once before the run: bench/mix.py) from a thread of its own with a --think-ms pause
+after each call: tool latency p50/p99 over every call, and how busy the machine's cores were; (b) the same load back
+to back: calls/s, and the CPU per call split between the containers, the engine (dockerd, containerd, shims), this
+harness and the rest of the machine, with the containers' CFS throttling (bench/cpuuse.py). The loads start --phase
+staggered (environment i at tool i % 4 and i/n of a pause late), not in lockstep (all at once at the same tool, so
+that every round is 64 calls of one tool: a burst of 64 `ls | head -5` every ~100 ms); same calls, same pauses,
+every sample counted. --procs N spreads the environments over N worker processes forked after they started, each
+timing its own calls, as a trainer's rollout workers would (bench/workers.py); the default is 1 (threads of this
+process) because, measured here, this harness's GIL is not what limits: it uses ~0.2 ms of CPU per call (~20% of one
+core at 1,000 calls/s), and 2 or 4 processes gave no more calls/s and no lower p99. With --baseline (the default)
+(a) and (b) run again the first way, in the same run: one process, lockstep (keys `..._1proc_lockstep`). With
+--builtin-baseline (the default) they run once more with the terminal running `:`, a shell builtin, so no process is
+started (keys `..._builtin_terminal`): what the runtime itself costs, against which the main figures show what the
+terminal's process start-ups cost on this machine.
 (c) resets timed while the other environments run (a), during --episode-s episodes: --resetters environments reset
 in place (the default: processes killed, changed files copied back; each resets once untimed first, which starts
 the image's pristine container) and as many again, the baseline (`in_place=False`), swap to
@@ -41,23 +42,21 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.cpuuse import CpuSplit, container_ns, engine_s  # noqa: E402
-from bench.devset import dev_spec, find_file_command  # noqa: E402
+from bench.devset import dev_spec  # noqa: E402
+from bench.mix import SCRATCH, SCRATCH_ARGS, TERMINAL_COMMAND, TOOLS, Mix, discover  # noqa: E402
 from bench.workers import PHASES, drive  # noqa: E402
 from envs.runtime import Environment  # noqa: E402
 
 LABELS = {"autoinstall.bench": "rollout"}
 CGROUP = Path("/sys/fs/cgroup")
-SCRATCH = "bench_scratch.txt"
-TOOLS = ("read_file", "search", "edit_file", "terminal")
 START_WORKERS = 8
-TERMINAL_COMMAND = "ls | head -5"
-"""What the terminal runs in the mix: two process start-ups, as most of an agent's shell commands are."""
 BUILTIN_COMMAND = ":"
 """The same-run diagnostic's terminal command: a shell builtin, no process started (--builtin-baseline)."""
 
@@ -115,26 +114,21 @@ def _shim_mib(cids: set[str]) -> float:
 
 
 class Load:
-    """One environment's mixed tool load: read, search, edit, terminal, round and round."""
+    """One environment's mixed tool load (bench/mix.py): read, search, edit, terminal, round and round."""
 
-    def __init__(self, env: Environment, path: str, command: str = TERMINAL_COMMAND) -> None:
-        self.env, self.path, self.command, self.k, self.value = env, path, command, 0, 0
+    def __init__(self, env: Environment, mix: Mix) -> None:
+        self.env, self.mix, self.k, self.value = env, mix, 0, 0
         self.latencies: list[float] = []
         self.by_tool: dict[str, list[float]] = {}
         self.errors: list[str] = []
 
     def prepare(self) -> None:
         self.k, self.value = 0, 0
-        self.env.step("create_file", {"path": SCRATCH, "content": "value = 0\n", "overwrite": True})
+        self.env.step("create_file", SCRATCH_ARGS)
 
     def call(self) -> None:
         k, self.k = self.k, self.k + 1
-        calls = [("read_file", {"path": self.path, "start_line": 1 + k % 50, "end_line": 80 + k % 50}),
-                 ("search", {"pattern": "def |class |import |func |fn ", "path": self.path}),
-                 ("edit_file", {"path": SCRATCH, "old_str": f"value = {self.value}",
-                                "new_str": f"value = {1 - self.value}"}),
-                 ("terminal", {"command": self.command})]
-        name, args = calls[k % 4]
+        name, args = self.mix.call(k, self.value)
         start = time.perf_counter()
         obs = self.env.step(name, args)
         ms = (time.perf_counter() - start) * 1000
@@ -289,8 +283,8 @@ def main() -> None:
             list(pool.map(lambda e: e.reset(), envs))
             list(pool.map(lambda e: e.reset(), envs[: a.resetters]))  # the first in place: starts the pristine one
         startup_s = time.perf_counter() - start
-        path = envs[0].step("terminal", {"command": find_file_command()}).output.splitlines()[0].strip()
-        loads = [Load(e, path, a.terminal_command) for e in envs]
+        mix = discover(envs[0].step, name, command=a.terminal_command)
+        loads = [Load(e, mix) for e in envs]
         for lo in loads:
             lo.prepare()
         memory = _memory(envs, rss_before)
@@ -300,10 +294,10 @@ def main() -> None:
         builtin = None
         if a.builtin_baseline:
             for lo in loads:
-                lo.command = BUILTIN_COMMAND
+                lo.mix = replace(mix, command=BUILTIN_COMMAND)
             builtin = _mode(loads, cids, a, think, a.procs, a.phase)
         for lo in loads:  # (c) runs the real mix again; worker processes moved the scratch files on
-            lo.command = a.terminal_command
+            lo.mix = mix
             lo.prepare()
         resets, swaps = _resets_under_load(loads, a.resetters, a.reset_samples, think, a.episode_s)
         forks, commits = _forks(envs[-1], a.forks)
@@ -311,7 +305,8 @@ def main() -> None:
         with ThreadPoolExecutor(START_WORKERS) as pool:
             list(pool.map(lambda e: e.close(), envs))
     load_end = os.getloadavg()[0]
-    print(f"environment: {name} ({spec.image}); {a.envs} alive, started in {startup_s:.1f} s; file {path}")
+    print(f"environment: {name} ({spec.image}); {a.envs} alive, started in {startup_s:.1f} s; file {mix.path} "
+          f"({mix.lines} lines), search {mix.pattern!r}")
     for m in [main_mode, *baseline]:
         print(_mode_line(m, a.think_ms))
     if builtin is not None:
@@ -332,7 +327,7 @@ def main() -> None:
         "procs": a.procs, "phase": a.phase, **_mode_keys(main_mode),
         **{k: v for m in baseline for k, v in _mode_keys(m, "_1proc_lockstep").items()},
         **(_mode_keys(builtin, "_builtin_terminal") if builtin is not None else {}),
-        "terminal_command": a.terminal_command,
+        "terminal_command": a.terminal_command, "file": mix.path, "search_pattern": mix.pattern,
         "reset_p50_under_load_s": round(_pct(resets, 0.5), 3), "reset_p99_under_load_s": round(_pct(resets, 0.99), 3),
         "reset_samples": len(resets), "resetters": a.resetters, "reset_in_place": True,
         "reset_swap_p50_under_load_s": round(_pct(swaps, 0.5), 3),

@@ -6,7 +6,9 @@ run. The two socket paths are measured in alternating rounds, so that the machin
     uv run python bench/tool_latency.py [--env CATALOG_ID] [--calls 500] [--warmup 50] [--starts 10]
 
 Every path gets the same warm-up and the same number of samples; each sample reads the same source file
-of the environment's workspace. Prints a table, then (last line) one JSON object with the numbers.
+of the environment's workspace, whatever its language, picked by bench/mix.py (which also plays every call once
+before the run, so an environment that cannot serve them stops the bench at once, saying why). Prints a table,
+then (last line) one JSON object with the numbers.
 """
 from __future__ import annotations
 
@@ -25,12 +27,15 @@ import docker
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.devset import dev_spec, find_file_command  # noqa: E402
+from bench.devset import dev_spec  # noqa: E402
+from bench.mix import discover  # noqa: E402
 from envs.docker import DockerSandbox  # noqa: E402
 from envs.runtime.fastcall import DirectSession  # noqa: E402
 from tools import ToolSession, call_tool  # noqa: E402
 
 CALLERS = 32
+SEARCH_PATTERN = "def |func |fn "
+"""Searched over the whole workspace; a word of the file read instead where it does not occur there."""
 LABELS = {"autoinstall.bench": "tool_latency"}
 
 
@@ -121,8 +126,9 @@ def main() -> None:
     with DockerSandbox(**kwargs) as sb, ToolSession(sb) as via_reader, DirectSession(sb) as fast, \
             ToolSession(sb, direct=False) as slow:  # type: ignore[arg-type]
         assert fast.transport == via_reader.transport == "socket" and slow.transport == "stream"
-        path = call_tool(fast, "terminal", {"command": find_file_command()}).output.splitlines()[0].strip()
-        assert path and not path.startswith("["), f"no source file of 4-40 kB in {name}'s workspace"
+        mix = discover(lambda tool, args: call_tool(fast, tool, args), name, pattern=SEARCH_PATTERN,
+                       command="true")
+        path = mix.path
         cid = sb.container_id or ""
         container = docker.from_env().containers.get(cid)
         read_args = {"path": path}
@@ -136,7 +142,7 @@ def main() -> None:
         rows["cat (SDK exec_run)"] = _timed(_exec_ok(lambda: container.exec_run(["cat", path],
                                                                                  workdir=spec.workdir)),
                                             a.calls, a.warmup)
-        rows["search (socket)"] = _timed(_checked(fast, "search", {"pattern": "def |func |fn ", "path": "."}),
+        rows["search (socket)"] = _timed(_checked(fast, "search", {"pattern": mix.pattern, "path": "."}),
                                          a.calls, a.warmup)
         rows["terminal true (socket)"] = _timed(_checked(fast, "terminal", {"command": "true"}), a.calls, a.warmup)
         rate = _throughput(fast, path, max(a.calls // 10, 20))
@@ -156,7 +162,7 @@ def main() -> None:
     cli_p50 = _pct(rows["cat (docker exec CLI)"], 0.5)
     sdk_p50 = _pct(rows["cat (SDK exec_run)"], 0.5)
     print(json.dumps({
-        "env": name, "file": path, "samples": a.calls, "warmup": a.warmup,
+        "env": name, "file": path, "search_pattern": mix.pattern, "samples": a.calls, "warmup": a.warmup,
         "read_file_p50_ms": round(read_p50, 3), "read_file_p99_ms": round(_pct(rows["read_file (socket)"], 0.99), 3),
         "read_file_stream_p50_ms": round(_pct(rows["read_file (stream)"], 0.5), 3),
         "read_file_toolsession_p50_ms": round(_pct(rows["read_file (socket, ToolSession)"], 0.5), 3),
