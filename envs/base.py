@@ -182,6 +182,15 @@ def read_capped(sandbox: Sandbox, path: str, cap: int = REPORT_CAP_BYTES) -> tup
 
 
 @runtime_checkable
+class ProcessLimit(Protocol):
+    """A sandbox whose host can read how many forks its process limit refused, without a command inside."""
+
+    def forks_refused(self) -> int | None:
+        """The count so far; None when this host cannot read it (ask inside the sandbox instead)."""
+        ...
+
+
+@runtime_checkable
 class DirectChannel(Protocol):
     """A sandbox that shares a private directory with the host (read-only inside), so a server inside it can
     connect to a Unix socket the host listens on: the tool server's fast path, past the exec stream."""

@@ -25,6 +25,7 @@ from envs.docker.diskwatch import DiskWatch
 from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone, owner_labels
 from envs.docker.files import FilesMixin
 from envs.docker.network import NETWORK, sandbox_network
+from envs.docker.pidslimit import events_file, refused
 from envs.docker.registry import _has_host, pull_image
 from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
 
@@ -77,6 +78,7 @@ class DockerSandbox(FilesMixin, ChannelMixin):
         self._image_env: list[str] = []
         self.limit_error: str | None = None
         self._cache_layer: tuple[str, Path] | None = None
+        self._events: tuple[str | None, Path | None] | None = None  # (container id, its pids.events on the host)
         self._instance = {INSTANCE_LABEL: uuid.uuid4().hex}
         """On every container of this sandbox: what `stop` removes even when an interrupt (SIGTERM, Ctrl-C)
         came between the engine creating a container and this object learning its id."""
@@ -172,6 +174,14 @@ class DockerSandbox(FilesMixin, ChannelMixin):
     @property
     def container_id(self) -> str | None:
         return self._cid
+
+    def forks_refused(self) -> int | None:
+        """Forks the container's pids limit refused so far, read on the host; None where the host cannot see its
+        cgroup (then the caller asks inside: envs.testrun.forks_refused)."""
+        if self._events is None or self._events[0] != self._cid:
+            pid = int(self._api.inspect_container(self._cid)["State"].get("Pid") or 0)
+            self._events = (self._cid, events_file(pid) if pid else None)
+        return refused(self._events[1]) if self._events[1] is not None else None
 
     @property
     def exec_env(self) -> dict[str, str]:

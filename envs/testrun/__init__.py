@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from envs.base import Sandbox
+from envs.base import ProcessLimit, Sandbox
 from envs.errors import EnvError
 from envs.spec import Deselection, Plan, TestRun, TestRunner
 from envs.testrun import (
@@ -97,6 +97,8 @@ PIDS_EVENTS = "cat /sys/fs/cgroup/pids/pids.events /sys/fs/cgroup/pids.events 2>
 
 def forks_refused(sandbox: Sandbox) -> int | None:
     """How many forks the sandbox's pids limit has refused so far; None where the cgroup cannot be read."""
+    if isinstance(sandbox, ProcessLimit) and (on_host := sandbox.forks_refused()) is not None:
+        return on_host
     try:
         out = sandbox.exec(PIDS_EVENTS, timeout=30).stdout
     except EnvError:

@@ -24,7 +24,7 @@ from envs.base import Limits
 from envs.docker import CA_PATH, HOST_CA_BUNDLE, DockerFactory, DockerSandbox, build_image, check_engine, cleanup
 from envs.docker.trust import CA_DIR, trust_dir
 from envs.errors import EngineUnavailableError, EnvError, ImageBuildError, SandboxLimitError
-from envs.testrun import run_tests
+from envs.testrun import PIDS_EVENTS, run_tests
 from tests.envs.conftest import RUN_LABEL
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("remove_test_leftovers")]
@@ -418,8 +418,13 @@ def test_a_test_run_counts_the_forks_the_pids_limit_refused(base_image: str) -> 
     with DockerSandbox(image=base_image, labels=RUN_LABEL, limits=Limits(pids=64)) as sb:
         calm = run_tests(sb, "true", "custom", [], 60)
         starved = run_tests(sb, starve, "custom", [], 60)
+        inside = int(sb.exec(f"{PIDS_EVENTS} | sed -n 's/^max //p'").stdout)
+        on_host = sb.forks_refused()  # read on the host, no exec: what run_tests asked
+        sb.restore(sb.snapshot("after"))  # another container: its own count, from zero
+        fresh = sb.forks_refused()
     assert calm.forks_refused == 0
     assert starved.forks_refused > 0
+    assert on_host == inside > 0 and fresh == 0
 
 
 def test_interrupting_the_sandboxes_of_other_threads_ends_their_commands_and_leaves_nothing(
