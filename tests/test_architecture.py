@@ -231,3 +231,59 @@ def test_imports_inside_functions_say_why() -> None:
                  for line in _unexplained_imports(p)]
     assert not offenders, ("imports inside a function need a one-line `# why` on the line or the line above "
                            "(or move them to the top of the module):\n" + "\n".join(offenders))
+
+
+# -- g: only envs/testrun/ and the ecosystems name a test runner ----------------------------------------------
+RUNNER_BLIND = ("autoinstall/install", "autoinstall/verify", "autoinstall/record", "autoinstall/tasks",
+                "autoinstall/plan", "envs/runtime", "envs/export", "envs/grading")
+"""They ask a runner's record (envs/testrun/abilities.py) what it can do instead of naming it. envs/grading/kit/
+is left out: it runs inside a task's image, stdlib only, and dispatches on report formats (`Parser`), two of
+which share a name with a runner ("node", "unittest"); the record's `report` is what chooses it."""
+RUNNER_BLIND_EXCEPT = ("envs/grading/kit/",)
+
+
+def _runner_names(node: ast.AST, runners: frozenset[str]) -> list[str]:
+    """The runner names `node` spells: a string literal, or the literals of a tuple, list or set."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in runners:
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and e.value in runners]
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("frozenset", "set", "tuple") and node.args:
+        return _runner_names(node.args[0], runners)
+    return []
+
+
+def runner_names_in(source: str, runners: frozenset[str]) -> Iterator[tuple[int, str]]:
+    """(line, name) where `source` compares with a runner's name (==, !=, in, not in, a `case`), or holds a table
+    of two or more of them (a tuple, list or set: a parallel registry; a `Literal[...]` of names is a type)."""
+    tree = ast.parse(source)
+    types = {id(n.slice) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for operand in (node.left, *node.comparators):
+                yield from ((node.lineno, name) for name in _runner_names(operand, runners))
+        elif isinstance(node, ast.match_case) and isinstance(node.pattern, ast.MatchValue):
+            yield from ((node.pattern.lineno, name) for name in _runner_names(node.pattern.value, runners))
+        elif (isinstance(node, ast.Tuple | ast.List | ast.Set) and id(node) not in types
+              and len(names := _runner_names(node, runners)) >= 2):
+            yield node.lineno, ", ".join(names)
+
+
+def test_no_stage_task_runtime_or_export_module_names_a_test_runner() -> None:
+    from envs.testrun import registered  # the registry's own names, whatever runners it holds
+
+    runners = frozenset(registered())
+    offenders = [f"{_rel(p)}:{line}: {name!r}" for p in _py_files(*RUNNER_BLIND)
+                 if not _rel(p).startswith(RUNNER_BLIND_EXCEPT)
+                 for line, name in runner_names_in(p.read_text(), runners)]
+    assert not offenders, ("these modules name a test runner; ask its record instead (envs.testrun.abilities(name):"
+                           " collect, select, warm_up, ...), adding a field there if none answers:\n"
+                           + "\n".join(offenders))
+
+
+def test_the_runner_rule_sees_comparisons_memberships_cases_and_tables() -> None:
+    runners = frozenset({"pytest", "go", "cargo"})
+    source = ('if runner == "pytest": pass\nif "go" in command: pass\nok = r in ("go", "cargo")\n'
+              'WARM = frozenset({"go", "cargo"})\nmatch r:\n    case "cargo": pass\n'
+              'fine = {"go": "Go"}\nname = "pytest"\nKind = Literal["go", "cargo"]\n')
+    assert sorted({line for line, _ in runner_names_in(source, runners)}) == [1, 2, 3, 4, 6]

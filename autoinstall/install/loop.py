@@ -19,7 +19,7 @@ from autoinstall.verify.widen import side_suite, wider_plan
 from envs.base import ExecResult, Sandbox
 from envs.errors import SandboxLimitError
 from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord
-from envs.testrun import collects, run_tests, test_command
+from envs.testrun import abilities, collects, run_tests, test_command
 from tools import ToolServerError
 
 SandboxFactory = Callable[[str], Sandbox]
@@ -201,10 +201,10 @@ class Installer:
     def _leave_out_uncollectable(self, entry: StepLog) -> bool:
         """Once no repair helps a failing collection: leave out the few files that fail it, if that is all."""
         command = test_command(self.plan)
-        if self.plan.test_runner != "pytest" or command is None or self.sandbox is None:
+        if command is None or self.sandbox is None or abilities(self.plan.test_runner).uncollectable is None:
             return False
-        found, why_not = uncollectable_deselections(self.sandbox, command, self.result.deselected, self.repo,
-                                                    self.budgets.step_timeout_s, self.result.env or None)
+        found, why_not = uncollectable_deselections(self.sandbox, self.plan.test_runner, command, self.result.deselected,
+                                                    self.repo, self.budgets.step_timeout_s, self.result.env or None)
         if found:
             self._leave_out(found, entry)
         else:
@@ -284,7 +284,7 @@ class Installer:
         self._network(False)
         for check in self._pre_checks():
             result = run_check(self.sandbox, check, self.budgets.step_timeout_s, self.result.env,
-                               self.result.deselected, test_command(self.plan))
+                               self.result.deselected, test_command(self.plan), self.plan.test_runner)
             checks.append(result)
             if result.ok or not check.required:
                 continue
@@ -318,7 +318,7 @@ class Installer:
             self.plan = wider[0]
             self.report("repair", wider[1])
             return None, False
-        if ok or self.plan.test_runner == "none":
+        if ok or not abilities(self.plan.test_runner).has_tests:
             return None, True
         entry = self._record(f"<tests> {reason}", "tests", run.exit_code, run.duration_s,
                              run.output or run.output_tail)

@@ -2,15 +2,14 @@
 with only the tests that call the function it changes (the kept ones are validated with the whole suite).
 
 A small pytest plugin (written into the container, loaded with `-p`) records, per test, the functions of
-the workdir's files that were called (a profile hook, calls only: cheap), and keeps only the tests listed
-in $AUTOINSTALL_SELECT when that is set. Other runners, or a map whose test ids do not match the runner's
-results, mean no selection: every candidate runs the whole suite.
+the workdir's files that were called (a profile hook, calls only: cheap); a candidate's run then selects
+those tests by the runner's own selection (its record's `select`). A runner without `coverage_map`, or a map
+whose test ids do not match the runner's results, means no map (staticreach.py answers instead).
 """
 from __future__ import annotations
 
 import json
 import shlex
-import uuid
 from collections.abc import Callable
 
 from pydantic import BaseModel, Field
@@ -22,7 +21,7 @@ PLUGIN_DIR = "/var/tmp/autoinstall-tasks"
 PLUGIN = "autoinstall_tasks_plugin"
 MIN_MATCHED = 0.8
 """Share of the baseline's tests the traced ids must cover, else the map is not used."""
-PLUGIN_SOURCE = '''"""Per-test calls into the workdir ($AUTOINSTALL_TRACE); selection ($AUTOINSTALL_SELECT)"""
+PLUGIN_SOURCE = '''"""Per-test calls into the workdir ($AUTOINSTALL_TRACE)"""
 import json
 import os
 import sys
@@ -31,7 +30,6 @@ import threading
 import pytest
 
 TRACE = os.environ.get("AUTOINSTALL_TRACE")
-SELECT = os.environ.get("AUTOINSTALL_SELECT")
 ROOT = os.getcwd().rstrip(os.sep) + os.sep
 _calls = set()
 _tests = {}
@@ -42,15 +40,6 @@ def _profile(frame, event, arg):
         name = frame.f_code.co_filename
         if name.startswith(ROOT):
             _calls.add(name[len(ROOT):] + "::" + frame.f_code.co_name)
-
-
-def pytest_collection_modifyitems(config, items):
-    if not SELECT:
-        return
-    with open(SELECT) as f:
-        keep = set(f.read().split("\\n"))
-    config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in keep])
-    items[:] = [i for i in items if i.nodeid in keep]
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -109,12 +98,6 @@ def with_plugin(command: str, variables: dict[str, str]) -> str:
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in variables.items())
     return (f'export PYTHONPATH={PLUGIN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" {exports}; '
             f"{command} -p {PLUGIN}")
-
-
-def select_file(sandbox: Sandbox, tests: list[str]) -> str:
-    path = f"{PLUGIN_DIR}/select-{uuid.uuid4().hex[:8]}.txt"
-    sandbox.write_file(path, "\n".join(tests).encode())
-    return path
 
 
 def folder_prefix(project: str) -> str:

@@ -31,11 +31,9 @@ from envs.base import Sandbox, SandboxFactory
 from envs.catalog import Catalog, EnvRecord
 from envs.errors import ImageNotFoundError
 from envs.spec import EnvSpec
+from envs.testrun import abilities
 
 __all__ = ["KINDS", "MakeOptions", "MakeReport", "TaskError", "load_environment", "make_tasks"]
-WARM_RUNNERS = ("go", "cargo")
-"""Runners whose first run compiles for minutes: validation containers start from a snapshot of the search
-container taken right after the baseline run (the untouched tree, its build cache warm)."""
 
 
 class TaskError(AutoinstallError):
@@ -88,7 +86,8 @@ def make_tasks(env_id: str, factory: SandboxFactory, *, catalog: Catalog | None 
 def _run(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Suite, record: EnvRecord,
          spec: EnvSpec, options: MakeOptions, report: MakeReport, log: Callable[[str], None]) -> None:
     started = time.monotonic()
-    trace = f"{coverage.PLUGIN_DIR}/trace.json" if suite.runner == "pytest" else None
+    runner = abilities(suite.runner)
+    trace = f"{coverage.PLUGIN_DIR}/trace.json" if runner.coverage_map else None
     if trace:
         coverage.install(sandbox)
     first = suite.run(sandbox, timeout_s=1800, trace=trace)
@@ -108,7 +107,9 @@ def _run(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Suite, re
         raise TaskError(msg)
     timeout_s = max(60.0, 3 * first.duration_s + 30)
     log(f"{len(passing)} baseline tests ({first.duration_s:.1f}s a run)")
-    warm = sandbox.snapshot("autoinstall-tasks-warm") if suite.runner in WARM_RUNNERS else None
+    # A runner whose first run compiles for minutes (`warm_up`): validation containers start from a snapshot of
+    # the search container taken right after the baseline run (the untouched tree, its build cache warm).
+    warm = sandbox.snapshot("autoinstall-tasks-warm") if runner.warm_up else None
     try:
         _search_all(sandbox, factory, warm or image, suite, passing, reach, timeout_s, record, spec, options,
                     report, log, since=time.monotonic() - started)

@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from autoinstall.tasks.coverage import folder_prefix, install, select_file, with_plugin
+from autoinstall.tasks.coverage import PLUGIN_DIR, folder_prefix, install, with_plugin
 from autoinstall.tasks.languages import grammar_for, is_source_path, is_test_path
 from envs.base import Sandbox, read_capped
 from envs.spec import Deselection, EnvSpec, TestRun
-from envs.testrun import run_tests, test_command
+from envs.testrun import DEFAULT_RUNNER, abilities, run_tests, test_command
 
 PATCH_DIR = "/var/tmp"
 MAX_SOURCE_FILES = 400
@@ -30,7 +30,7 @@ class Suite(BaseModel):
     """How the environment's tests are run: its command, runner, deselections and variables."""
 
     command: str
-    runner: str = "pytest"
+    runner: str = DEFAULT_RUNNER
     deselected: list[Deselection] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     flaky: list[str] = Field(default_factory=list)
@@ -42,7 +42,7 @@ class Suite(BaseModel):
     @classmethod
     def from_spec(cls, spec: EnvSpec) -> Suite | None:
         command = spec.test_command or test_command(spec.plan)
-        if not command or spec.plan.test_runner == "none":
+        if not command or not abilities(spec.plan.test_runner).has_tests:
             return None
         return cls(command=command, runner=spec.plan.test_runner, deselected=list(spec.deselected),
                    env=dict(spec.env), flaky=list(spec.verification.flaky if spec.verification else []),
@@ -50,18 +50,17 @@ class Suite(BaseModel):
 
     def run(self, sandbox: Sandbox, timeout_s: float, max_fail: int | None = None,
             select: list[str] | None = None, trace: str | None = None) -> TestRun:
-        """One run of the suite. pytest only: `max_fail` stops after that many failures, `select` runs only
-        those test ids, `trace` writes the per-test call map there (see coverage.py)."""
-        command = self.command
-        if self.runner == "pytest":
-            if max_fail is not None:
-                command = f"{command} --maxfail={max_fail}"
-            variables = {"AUTOINSTALL_TRACE": trace} if trace else {}
-            if select is not None:
-                variables["AUTOINSTALL_SELECT"] = select_file(sandbox, select)
-            if variables:
-                install(sandbox)  # a fresh container (validation) has no plugin yet
-                command = with_plugin(command, variables)
+        """One run of the suite. Where the runner can: `max_fail` stops after that many failures, `select` runs
+        only those test ids, `trace` writes the per-test call map there (see coverage.py)."""
+        command, runner = self.command, abilities(self.runner)
+        if max_fail is not None and runner.stop_after is not None:
+            command = runner.stop_after(command, max_fail)
+        if select is not None and runner.select is not None:
+            runner.select.put(sandbox, PLUGIN_DIR)  # a fresh container (validation) has no plug-in yet
+            command = runner.select.selecting(sandbox, command, select, PLUGIN_DIR)
+        if trace and runner.coverage_map:
+            install(sandbox)
+            command = with_plugin(command, {"AUTOINSTALL_TRACE": trace})
         return run_tests(sandbox, command, self.runner, self.deselected, timeout_s,  # type: ignore[arg-type]
                          {**self.env, **QUIET_ENV})
 

@@ -20,7 +20,7 @@ from envs.spec import (
     Verification,
     pass_rate,
 )
-from envs.testrun import DEFAULT_COMMANDS, collect_count, collects, run_tests, selection_args, test_command
+from envs.testrun import abilities, collect_count, collects, run_tests, test_command
 
 KILLED = 137
 """Exit status of a process ended by SIGKILL: the kernel's OOM killer inside a memory-limited sandbox."""
@@ -72,18 +72,19 @@ def empty_run_reason(run: TestRun, collection: Collection | None) -> str:
     return reason + (f" ({notes})" if notes else "")
 
 
-def check_command(check: Check, deselected: list[Deselection]) -> str:
-    """The check's command; pytest's collection check leaves out what the test run leaves out, so that a file
-    deselected because it cannot be collected does not fail the check either."""
-    if check.kind == "collect" and deselected and "pytest" in check.command and "--collect-only" in check.command:
-        return " ".join([check.command, *(shlex.quote(a) for a in selection_args(deselected))])
-    return check.command
+def check_command(check: Check, deselected: list[Deselection], runner: str | None) -> str:
+    """The check's command; a collect check of a runner that can leave out what the test run leaves out does,
+    so that a file deselected because it cannot be collected does not fail the check either."""
+    narrow = abilities(runner).deselect_in_check if runner and check.kind == "collect" else None
+    return narrow(check.command, deselected) if narrow else check.command
 
 
 def run_check(sandbox: Sandbox, check: Check, timeout_s: float, env: dict[str, str] | None = None,
-              deselected: list[Deselection] | None = None, tests: str | None = None) -> CheckResult:
-    """Run one check; a collect check starts the services first when the test command `tests` does."""
-    command = check_command(check, deselected or [])
+              deselected: list[Deselection] | None = None, tests: str | None = None,
+              runner: str | None = None) -> CheckResult:
+    """Run one check; a collect check starts the services first when the test command `tests` does, and leaves
+    out what the tests leave out where the `runner` can."""
+    command = check_command(check, deselected or [], runner)
     if check.kind == "collect":
         command = started_like(command, tests)
     result = sandbox.exec(command, timeout=timeout_s, env=env)
@@ -194,7 +195,7 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
 
     Each test may run `per_test_timeout_s` (None: run_tests' default) before it is stopped and fails."""
     started = time.monotonic()
-    checks = [run_check(sandbox, c, timeout_s, env, deselected, test_command(plan)) for c in plan.checks
+    checks = [run_check(sandbox, c, timeout_s, env, deselected, test_command(plan), plan.test_runner) for c in plan.checks
               if c.kind not in ("tests", "collect") or (c.kind == "collect" and collects(plan.test_runner))]
     collection = count_suite(sandbox, plan, deselected, timeout_s, env)
     test_runs: list[TestRun] = []
@@ -209,7 +210,7 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
         test_runs.append(run)
         if crash_signal(run):
             break
-    if plan.test_runner in LISTING_IS_LOWER_BOUND:
+    if abilities(plan.test_runner).listing_is_lower_bound:
         collection = with_ran(collection, combine(test_runs))
     ok, reason = judge(checks, test_runs, threshold, collection, max_deselected)
     # The whole outputs were for diagnosis, which follows no verification: the record keeps the tails.
@@ -249,7 +250,7 @@ def count_suite(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], tim
 def default_command(plan: Plan) -> str | None:
     """The runner with nothing but the project's configuration, in the plan's folder, starting the services the
     test command starts: what collects "the default collection" (None: the runner has no such command)."""
-    default = DEFAULT_COMMANDS.get(plan.test_runner)
+    default = abilities(plan.test_runner).default_command
     if default and plan.workdir not in ("", "."):
         default = f"cd {shlex.quote(plan.workdir)} && {default}"  # the runner's configuration is the project's
     return started_like(default, test_command(plan)) if default else None
@@ -276,11 +277,6 @@ def _grow(collection: Collection, tests: int, note: str, *, selected: bool = Fal
         collection.default += tests
     collection.notes.append(note)
     return collection
-
-
-LISTING_IS_LOWER_BOUND = frozenset({"maven"})
-"""Runners whose listing counts the same units as their results but misses some (JUnit 5's dry run never expands
-parameterized cases). Go's listing is of top-level tests while its results add subtests: other units, not raised."""
 
 
 def with_ran(collection: Collection | None, counts: dict[str, int]) -> Collection | None:

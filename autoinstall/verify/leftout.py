@@ -7,8 +7,7 @@ from pathlib import Path
 
 from envs.base import Sandbox
 from envs.spec import Deselection, TestRun
-from envs.testrun import collection_errors, hung_tests, static_test_count
-from envs.testrun.pytest_runner import collect_with_output
+from envs.testrun import abilities, hung_tests, static_test_count
 
 MAX_UNCOLLECTABLE_FILES = 5
 """More test files than this failing to collect is not "a few": the build fails as collection_failed."""
@@ -21,17 +20,20 @@ def hang_deselections(run: TestRun, already: list[Deselection]) -> list[Deselect
             if test not in left_out]
 
 
-def uncollectable_deselections(sandbox: Sandbox, command: str, already: list[Deselection], repo: Path,
+def uncollectable_deselections(sandbox: Sandbox, runner: str, command: str, already: list[Deselection], repo: Path,
                                timeout_s: float, env: dict[str, str] | None) -> tuple[list[Deselection], str]:
-    """The test files pytest cannot collect, when they are a few and the rest of the suite collects.
+    """The test files the runner cannot collect, when they are a few and the rest of the suite collects (a runner
+    that names no such file: none).
 
     Returns (deselections, why none): each deselection's reason is `collection_error: <first line>` and its
     `uncollected` the file's tests by a static count (read from the checkout), so they count against the cap.
     """
-    collected, _, output = collect_with_output(sandbox, command, already, timeout_s, env)
-    errors = collection_errors(output)
+    find = abilities(runner).uncollectable
+    if find is None:
+        return [], f"the {runner} runner names no test file that fails to collect"
+    collected, errors = find(sandbox, command, already, timeout_s, env)
     if not errors:
-        return [], "pytest names no test file that fails to collect"
+        return [], f"{runner} names no test file that fails to collect"
     total = len(errors) + sum(1 for d in already if d.uncollected)
     if total > MAX_UNCOLLECTABLE_FILES:
         return [], (f"{total} test files fail to collect, more than the {MAX_UNCOLLECTABLE_FILES} "

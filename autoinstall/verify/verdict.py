@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from autoinstall.verify.checks import narrow_suite, partial_reasons, run_failure_class
 from envs.spec import EnvSpec, Failure, Verification
+from envs.testrun import abilities
 
 
 def judge_spec(spec: EnvSpec, verification: Verification) -> None:
     """Set `spec.status` and `spec.failure` from the verification (no_tests when there was nothing to run)."""
-    if spec.plan.test_runner == "none" or verification.last_run is None:
+    if not abilities(spec.plan.test_runner).has_tests or verification.last_run is None:
         spec.failure = Failure(failure_class="no_tests", message="installed, but the project has no tests to run",
                                evidence="; ".join(spec.plan.notes))
     elif verification.verified and (narrow := narrow_suite(verification.collection, verification.max_deselected)):

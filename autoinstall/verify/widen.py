@@ -9,8 +9,7 @@ from autoinstall.ecosystems.services import services_prefix
 from autoinstall.verify.checks import count_suite, default_command, narrow_suite
 from envs.base import Sandbox
 from envs.spec import DEFAULT_MAX_DESELECTED, Check, Deselection, Plan
-from envs.testrun import test_command
-from envs.testrun.pytest_runner import setting_options
+from envs.testrun import abilities, test_command
 
 
 def wider_plan(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], timeout_s: float,
@@ -23,7 +22,7 @@ def wider_plan(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], time
     reason = narrow_suite(count_suite(sandbox, plan, deselected, timeout_s, env), max_deselected)
     if not reason:
         return None
-    options = " ".join(shlex.quote(o) for o in setting_options(command))
+    options = " ".join(shlex.quote(o) for o in abilities(plan.test_runner).settings_of(command))
     wide = f"{default} {options}".strip()
     checks = [_collect_as(c, wide) for c in plan.checks]
     note = f"{reason}: the tests are the default collection, `{wide}`"

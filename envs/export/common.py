@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from envs.catalog import Catalog, CatalogError, EnvRecord, SuiteCounts
 from envs.spec import EnvSpec, SourceRecord
 from envs.task import TaskFilter
-from envs.testrun import test_command
+from envs.testrun import abilities, test_command
 
 EXPORT_VERSION = 1
 MANIFEST_NAME = "export.json"
@@ -124,8 +124,8 @@ class Entry:
         a test missing from one run did not pass there."""
         verification = self.spec.verification
         last = verification.last_run if verification else None
-        if last is None or verification is None or self.spec.plan.test_runner != "pytest":
-            return []  # the exports' scorers read pytest's JUnit report only: other runners' ids cannot be scored
+        if last is None or verification is None or abilities(self.spec.plan.test_runner).junit_report is None:
+            return []  # the exports' scorers read a JUnit report only: other runners' ids cannot be scored
         return verification.passed_every_run()
 
 

@@ -31,8 +31,7 @@ from envs.export.common import (
     repo_name,
     verification_counts,
 )
-from envs.runtime import PLUGIN, PLUGIN_SOURCE
-from envs.testrun import pytest_args
+from envs.testrun import abilities
 
 TEMPLATES = Path(__file__).parent / "templates"
 SCHEMA_VERSION = "1.4"
@@ -90,7 +89,8 @@ def _exports(env: dict[str, str]) -> str:
 
 def test_script(entry: Entry, selection: list[str] | None = None, *, require_all: bool = False,
                 command: str | None = None, env: dict[str, str] | None = None, prepare: str = "") -> str:
-    """tests/test.sh: the required checks, then the test command (pytest: the selection and deselections).
+    """tests/test.sh: the required checks, then the test command (a runner that writes a JUnit report: with the
+    selection and deselections).
 
     selection: the tests in tests/selected.txt (default: those that passed at verification, minus flaky ones).
     require_all: the reward is 1 when every selected test passes, else 0 (tasks), not the pass fraction.
@@ -104,11 +104,11 @@ def test_script(entry: Entry, selection: list[str] | None = None, *, require_all
         f"  echo {shlex.quote('required check failed: ' + c.name)} >> {log}; checks_ok=0\nfi"
         for c in spec.plan.checks if c.required and c.kind != "tests")
     command = command or entry.test_command
-    if spec.plan.test_runner == "pytest":
-        if selected:
-            command = (f'export PYTHONPATH=/tests"${{PYTHONPATH:+:$PYTHONPATH}}" '
-                       f"AUTOINSTALL_SELECT=/tests/selected.txt; {command} -p {PLUGIN}")
-        command = f"{command} {pytest_args(spec.deselected, JUNIT)}"
+    runner = abilities(spec.plan.test_runner)
+    if runner.junit_report is not None:  # the scorer reads its JUnit report
+        if selected and runner.select is not None:
+            command = runner.select.command(command, "/tests/selected.txt", "/tests")
+        command = f"{command} {runner.junit_report(spec.deselected, JUNIT)}"
     run = f"bash -c {shlex.quote(command)} > /logs/verifier/test-output.txt 2>&1\nstatus=$?"
     return _template("test.sh").substitute(_values(entry, "template", ""), env=_exports(spec.env if env is None else env),
                                            checks=checks, run_tests=run, prepare=prepare,
@@ -197,7 +197,8 @@ def write_task(entry: Entry, task: TaskKind, image: str, dest: Path, network: st
     (tmp / "task.toml").write_text(to_toml(task_config(entry, task, image, network=network)))
     (tmp / "environment" / "Dockerfile").write_text(_template(f"Dockerfile-{task}").substitute(values))
     (tmp / "tests" / "selected.txt").write_text("".join(t + "\n" for t in entry.pass_to_pass))
-    (tmp / "tests" / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE)
+    for name, text in (select.files if (select := abilities(entry.spec.plan.test_runner).select) else {}).items():
+        (tmp / "tests" / name).write_text(text)
     shutil.copy(TEMPLATES / SCORER, tmp / "tests" / SCORER)
     _script(tmp / "tests" / "test.sh", test_script(entry))
     _script(tmp / "solution" / "solve.sh", solve_script(entry, task))

@@ -11,12 +11,10 @@ instance are thread-safe) or from asyncio (`areset`, `astep`, `areward`, `aclose
 """
 
 from envs.runtime.environment import Environment, EnvironmentStateError, Observation
-from envs.runtime.reward import PLUGIN, PLUGIN_SOURCE, Reward, TestOutcome, score, selects
+from envs.runtime.reward import Reward, TestOutcome, score, selects
 from envs.runtime.spec import RuntimeSpec
 
 __all__ = [
-    "PLUGIN",
-    "PLUGIN_SOURCE",
     "Environment",
     "EnvironmentStateError",
     "Observation",

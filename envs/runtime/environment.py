@@ -209,7 +209,7 @@ class Environment:
         test passes, else 0.0.
 
         Args:
-            tests: pytest node ids (or files, classes) to run; None = the spec's `tests`; [] = all.
+            tests: test ids (pytest's: also files, classes) to run; None = the spec's `tests`; [] = all.
             timeout_s: seconds for the run (default spec.test_timeout_s).
 
         Returns:
@@ -218,7 +218,7 @@ class Environment:
 
         Raises:
             EnvironmentStateError: no episode is running.
-            ValueError: the spec has no test command, or a selection was given to a non-pytest runner.
+            ValueError: the spec has no test command, or a selection but the runner's run named no test.
         """
         sandbox = self._running()[0]
         if self._task is not None and tests is None:
@@ -336,7 +336,7 @@ class Environment:
     def _install_plugin(self, sandbox: DockerSandbox) -> None:
         with self._lock:
             if not self._plugin_ready:
-                write_plugin(sandbox)
+                write_plugin(sandbox, self.spec.test_runner)
                 self._plugin_ready = True
 
     def _task_grader(self, task: Task) -> TaskGrader:

@@ -1,9 +1,9 @@
-"""The reward: the verification tests run in the container (a selection through a pytest plugin; other runners
-run their whole suite and the selection is scored from their per-test results), scored."""
+"""The reward: the verification tests run in the container (a selection through the runner's selection plug-in
+where it has one; other runners run their whole suite and the selection is scored from their per-test results),
+scored."""
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 from typing import Literal
 
@@ -12,13 +12,10 @@ from pydantic import BaseModel, Field
 from envs.base import Sandbox
 from envs.runtime.spec import RuntimeSpec
 from envs.spec import TestResult
-from envs.testrun import run_tests
-from envs.testrun.pytest_runner import SELECT_PLUGIN, SELECT_PLUGIN_SOURCE
+from envs.testrun import abilities, run_tests
 
 PLUGIN_DIR = "/var/tmp/autoinstall-reward"
-PLUGIN = SELECT_PLUGIN
-PLUGIN_SOURCE = SELECT_PLUGIN_SOURCE
-"""A pytest plugin put in the container to run only a selection, whatever the test command's paths."""
+"""Where a runner's selection plug-in is put in the container to run only a selection (its `select` record)."""
 
 
 def selects(entry: str, test_id: str) -> bool:
@@ -88,21 +85,16 @@ def score(results: list[TestResult], selection: list[str]) -> tuple[int, int, li
 def run_reward(sandbox: Sandbox, spec: RuntimeSpec, selection: list[str], timeout_s: float | None,
                install_plugin: Callable[[], None]) -> Reward:
     """Environment.reward() on `sandbox`: `install_plugin()` is called before a selection is run."""
-    if not spec.test_command or spec.test_runner == "none":
+    runner = abilities(spec.test_runner)
+    if not spec.test_command or not runner.has_tests:
         raise ValueError("this environment has no test command, so it has no reward")
-    is_pytest = spec.test_runner == "pytest"
     command, env = spec.test_command, dict(spec.env)
-    if selection and is_pytest:
-        select_file = f"{PLUGIN_DIR}/select-{uuid.uuid4().hex[:8]}.txt"
+    if selection and runner.select is not None:
         install_plugin()
-        sandbox.write_file(select_file, "\n".join(selection).encode())
-        command = (
-            f'export PYTHONPATH={PLUGIN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" '
-            f"AUTOINSTALL_SELECT={select_file}; {command} -p {PLUGIN}"
-        )
+        command = runner.select.selecting(sandbox, command, selection, PLUGIN_DIR)
     run = run_tests(sandbox, command, spec.test_runner, spec.deselected,
                     timeout_s or spec.test_timeout_s, env or None)
-    if run.results or is_pytest:
+    if run.results or runner.per_test_ids == "always":
         passed, total, outcomes = score(run.results, selection)
     elif selection:
         raise ValueError(f"a test selection needs per-test results, and this {spec.test_runner} command named "
@@ -121,6 +113,8 @@ def run_reward(sandbox: Sandbox, spec: RuntimeSpec, selection: list[str], timeou
     )
 
 
-def write_plugin(sandbox: Sandbox) -> None:
-    """Put the selection plugin in the container (once per episode: the caller keeps track)."""
-    sandbox.write_file(f"{PLUGIN_DIR}/{PLUGIN}.py", PLUGIN_SOURCE.encode())
+def write_plugin(sandbox: Sandbox, runner: str) -> None:
+    """Put the runner's selection plug-in in the container (once per episode: the caller keeps track)."""
+    select = abilities(runner).select
+    if select is not None:
+        select.put(sandbox, PLUGIN_DIR)

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal, Self, get_args
+from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from envs.base import Limits
-from envs.spec import Deselection, EnvSpec, TestRunner
+from envs.spec import Deselection, EnvSpec
 from envs.task import Task
-
-RUNNERS = get_args(TestRunner)
-"""Every runner envs/testrun knows (a task's is graded by envs/grading whatever it is)."""
+from envs.testrun import DEFAULT_RUNNER, FALLBACK_RUNNER, is_registered, registered
 
 
 class RuntimeSpec(BaseModel):
@@ -26,8 +24,9 @@ class RuntimeSpec(BaseModel):
     """The repository's directory inside the image; tools are confined to it."""
     test_command: str | None = None
     """The verification test command; reward() needs one."""
-    test_runner: TestRunner = "pytest"
-    """pytest gets per-test results (JUnit) and selections; other runners give a pass rate only."""
+    test_runner: str = DEFAULT_RUNNER
+    """Any runner envs/testrun registers: how the tests are run and read, and what a selection can do (its
+    record, `envs.testrun.abilities`); a runner that names no test gives a pass rate only."""
     deselected: list[Deselection] = Field(default_factory=list)
     """Tests or files always left out (broken or flaky at verification)."""
     env: dict[str, str] = Field(default_factory=dict)
@@ -46,6 +45,14 @@ class RuntimeSpec(BaseModel):
     """A task (envs/task.py): each episode starts from its bug state and reward() is 1 when every FAIL_TO_PASS
     and PASS_TO_PASS test passes, else 0 (envs/runtime/taskstate.py)."""
 
+    @field_validator("test_runner")
+    @classmethod
+    def _registered(cls, runner: str) -> str:
+        if not is_registered(runner):
+            msg = f"unknown test runner {runner!r}; envs/testrun knows: {', '.join(registered())}"
+            raise ValueError(msg)
+        return runner
+
     @classmethod
     def from_task(cls, task: Task, *, deselected: list[Deselection] | None = None, **overrides: Any) -> Self:
         """From a task: its image (the solved state; reset() applies the bug), workdir, test command and env;
@@ -54,7 +61,7 @@ class RuntimeSpec(BaseModel):
             "image": task.image,
             "workdir": task.workdir,
             "test_command": task.test_command,
-            "test_runner": task.test_runner if task.test_runner in RUNNERS else "custom",
+            "test_runner": task.test_runner if is_registered(task.test_runner) else FALLBACK_RUNNER,
             "deselected": deselected or [],
             "env": task.env,
             "tests": [*task.FAIL_TO_PASS, *task.PASS_TO_PASS],
@@ -122,7 +129,7 @@ class RuntimeSpec(BaseModel):
         fields: dict[str, Any] = {
             "image": row["image_name"],
             "test_command": command or None,
-            "test_runner": row.get("test_runner") or "pytest",
+            "test_runner": row.get("test_runner") or DEFAULT_RUNNER,
             "tests": chosen,
         }
         fields |= {k: row[k] for k in ("workdir", "env") if row.get(k)}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
 
 from envs.base import Sandbox
 from envs.folder import InFolder, split_folder
@@ -22,18 +21,18 @@ from envs.grading.kit.run import REPORT_DIR, RUN_DIR
 from envs.grading.policy import GradingRun
 from envs.spec import Deselection
 from envs.testrun import cargo_runner, go_runner, maven_runner, node_select, pytest_runner, unittest_runner
+from envs.testrun.abilities import abilities, registered
 from envs.testrun.pytest_output import TIMEOUT_ENV
 
 IGNORE_FAILURES = "-Dmaven.test.failure.ignore=true"
 _JS_FILE = re.compile(r"\.[cm]?[jt]sx?$")
-GradingCommand = Callable[[Sandbox, str, list[Deselection], list[str], float], GradingRun]
 
 
 class NotGradable(ValueError):
     """This runner's tests cannot be graded by id (it names no test)."""
 
 
-def _pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+def grade_pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
             per_test_s: float) -> GradingRun:
     plugins = f"-p {pytest_runner.SELECT_PLUGIN} -p {pytest_runner.PLUGIN}"
     args = pytest_runner.pytest_args(deselected, f"{REPORT_DIR}/junit.xml", REPORT_DIR)
@@ -46,17 +45,17 @@ def _pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], selec
                       env={TIMEOUT_ENV: f"{per_test_s:g}"})
 
 
-def _go(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+def grade_go(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
         per_test_s: float) -> GradingRun:
     return GradingRun(command=go_runner.go_test_command(command, deselected), parser="gotest")
 
 
-def _cargo(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+def grade_cargo(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
            per_test_s: float) -> GradingRun:
     return GradingRun(command=cargo_runner.cargo_test_command(command, deselected), parser="libtest")
 
 
-def _maven(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+def grade_maven(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
            per_test_s: float) -> GradingRun:
     files = {}
     if patterns := maven_runner.excludes(deselected):
@@ -67,7 +66,7 @@ def _maven(sandbox: Sandbox, command: str, deselected: list[Deselection], select
                       reports=[f"**/{maven_runner.REPORTS}/TEST-*.xml"], files=files)
 
 
-def _node(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+def grade_node(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
           per_test_s: float) -> GradingRun:
     folder, inner = split_folder(command)
     where: Sandbox = InFolder(sandbox, folder) if folder else sandbox  # type: ignore[assignment]
@@ -76,14 +75,9 @@ def _node(sandbox: Sandbox, command: str, deselected: list[Deselection], selecte
     return GradingRun(command=run, parser="node", env=dict(node_select.ENV))
 
 
-def _unittest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
+def grade_unittest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
               per_test_s: float) -> GradingRun:
     return GradingRun(command=unittest_runner.verbose_command(command), parser="unittest")
-
-
-GRADING: dict[str, GradingCommand] = {"pytest": _pytest, "go": _go, "cargo": _cargo, "maven": _maven,
-                                      "node": _node, "unittest": _unittest, "custom": _unittest}
-"""Runners whose tests the grader can score by id; any other names no test (NotGradable)."""
 
 
 def grading_run(runner: str, sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
@@ -93,28 +87,44 @@ def grading_run(runner: str, sandbox: Sandbox, command: str, deselected: list[De
     Raises:
         NotGradable: the runner gives no per-test results.
     """
-    if runner not in GRADING:
+    grading = abilities(runner).grading
+    if grading is None:
+        gradable = [name for name in registered() if abilities(name).grading is not None]
         msg = (f"the {runner} runner names no test, so a task's tests cannot be graded by id; "
-               f"gradable runners: {', '.join(GRADING)}")
+               f"gradable runners: {', '.join(gradable)}")
         raise NotGradable(msg)
-    return GRADING[runner](sandbox, command, deselected, selected, per_test_s)
+    return grading(sandbox, command, deselected, selected, per_test_s)
 
 
 def test_files(runner: str, ids: list[str]) -> list[str]:
-    """The files the test ids name, where an id names one (pytest's `path::name`, a Node id's leading file, a
-    unittest id's module): they belong to the task whatever the ecosystem's patterns say."""
-    files: set[str] = set()
-    for test_id in ids:
-        if runner == "pytest" and "::" in test_id:
-            files.add(test_id.split("::", 1)[0])
-        elif runner == "node" and node_select.SEP in test_id:
-            first = test_id.split(node_select.SEP, 1)[0]
-            if _JS_FILE.search(first) and " " not in first:
-                files.add(first)
-        elif runner in ("unittest", "custom") and "." in test_id:
-            parts = test_id.split("(", 1)[0].split(".")
-            for i in range(len(parts) - 1, 0, -1):  # the module is the longest prefix; its path is a guess
-                if parts[i - 1].startswith("test") or parts[i - 1].endswith("tests"):
-                    files.add("/".join(parts[:i]) + ".py")
-                    break
+    """The files the test ids name, where an id names one (the runner's `test_files`): they belong to the task
+    whatever the ecosystem's patterns say."""
+    files = abilities(runner).test_files(ids)
     return sorted(f for f in files if f and not f.startswith("/") and ".." not in f.split("/"))
+
+
+def pytest_files(ids: list[str]) -> set[str]:
+    """pytest's `path::name` ids name their file."""
+    return {test_id.split("::", 1)[0] for test_id in ids if "::" in test_id}
+
+
+def node_files(ids: list[str]) -> set[str]:
+    """A Node id's leading part, when it is a script's file name."""
+    files = set()
+    for test_id in ids:
+        first = test_id.split(node_select.SEP, 1)[0]
+        if node_select.SEP in test_id and _JS_FILE.search(first) and " " not in first:
+            files.add(first)
+    return files
+
+
+def unittest_files(ids: list[str]) -> set[str]:
+    """A dotted unittest id's module, as a path: the longest prefix that looks like a test module (a guess)."""
+    files = set()
+    for test_id in (i for i in ids if "." in i):
+        parts = test_id.split("(", 1)[0].split(".")
+        for i in range(len(parts) - 1, 0, -1):
+            if parts[i - 1].startswith("test") or parts[i - 1].endswith("tests"):
+                files.add("/".join(parts[:i]) + ".py")
+                break
+    return files

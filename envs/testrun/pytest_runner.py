@@ -10,7 +10,7 @@ from pathlib import Path
 from envs.base import Sandbox, read_capped
 from envs.spec import Deselection, TestResult, TestRun
 from envs.testrun.junit import count, parse_junit
-from envs.testrun.pytest_output import with_captured
+from envs.testrun.pytest_output import collection_errors, with_captured
 from envs.testrun.summary import parse_summary
 
 PLUGIN = "autoinstall_timeout"
@@ -97,6 +97,31 @@ def collect_with_output(sandbox: Sandbox, command: str, deselected: list[Deselec
     if last.group("none"):
         return 0, "", result.output
     return int(last.group("selected") or last.group("total")), "", result.output
+
+
+def uncollectable(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,
+                  env: dict[str, str] | None) -> tuple[int | None, dict[str, str]]:
+    """(tests collected, {test file that fails to collect: its first error line}), from `--collect-only`."""
+    collected, _, output = collect_with_output(sandbox, command, deselected, timeout_s, env)
+    return collected, collection_errors(output)
+
+
+def select_command(command: str, select_file: str, folder: str) -> str:
+    """`command` running only the ids listed in `select_file`, the selection plug-in loaded from `folder`."""
+    return (f'export PYTHONPATH={folder}"${{PYTHONPATH:+:$PYTHONPATH}}" '
+            f"AUTOINSTALL_SELECT={select_file}; {command} -p {SELECT_PLUGIN}")
+
+
+def stop_after(command: str, failures: int) -> str:
+    return f"{command} --maxfail={failures}"
+
+
+def deselect_in_check(command: str, deselected: list[Deselection]) -> str:
+    """A `--collect-only` check leaving out what the test run leaves out (a file deselected because it cannot be
+    collected then does not fail the check either)."""
+    if deselected and "--collect-only" in command:
+        return " ".join([command, *(shlex.quote(a) for a in selection_args(deselected))])
+    return command
 
 
 def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s: float,

@@ -67,11 +67,11 @@ def test_the_collect_check_leaves_out_what_the_run_leaves_out() -> None:
     collect = Check(name="collect tests", kind="collect", command="python -m pytest --collect-only -q tests")
     left = [Deselection(test="tests/test_py2.py", reason="collection_error: x"),
             Deselection(test="tests/test_a.py::test_b", reason="hangs: y")]
-    assert check_command(collect, left) == (collect.command + " --ignore=tests/test_py2.py "
+    assert check_command(collect, left, "pytest") == (collect.command + " --ignore=tests/test_py2.py "
                                             "--deselect=tests/test_a.py::test_b")
-    assert check_command(collect, []) == collect.command
+    assert check_command(collect, [], "pytest") == collect.command
     imports = Check(name="import x", kind="import", command="python -c 'import x'")
-    assert check_command(imports, left) == imports.command
+    assert check_command(imports, left, "pytest") == imports.command
 
 
 def test_uncollected_tests_count_against_the_cap() -> None:

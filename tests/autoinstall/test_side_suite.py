@@ -26,7 +26,7 @@ def test_the_collect_check_and_the_default_collection_start_the_services_the_tes
     plan = Plan(test_command=tests, test_runner="pytest",
                 checks=[Check(name="collect tests", kind="collect", command="python -m pytest --collect-only -q")])
     sandbox = FakeSandbox().start()
-    result = run_check(sandbox, plan.checks[0], 60, None, [], tests)
+    result = run_check(sandbox, plan.checks[0], 60, None, [], tests, plan.test_runner)
     assert result.command == f"{START} && export DB_HOST=127.0.0.1 && python -m pytest --collect-only -q"
     assert default_command(plan) == f"{START} && export DB_HOST=127.0.0.1 && python -m pytest"
     count_suite(sandbox, plan, [], 60)

@@ -12,6 +12,7 @@ from autoinstall.tasks.validate import stable_ids
 from autoinstall.tasks.workspace import QUIET_ENV
 from envs.spec import EnvSpec, Plan, SourceRecord, TestResult, TestRun, Verification
 from envs.task import MutationInfo
+from envs.testrun import abilities
 from envs.testrun.junit import parse_junit
 
 LIB = "def double(x):\n    return 2 * x\n\n\ndef half(x):\n    return x / 2\n"
@@ -19,11 +20,18 @@ TESTS = ("from lib import double, half\n\n\ndef test_double():\n    assert doubl
          "def test_half():\n    assert half(4) == 2\n\n\ndef test_both():\n    assert half(double(3)) == 3\n")
 
 
-def pytest_in(project: Path, plugin_dir: Path, **env: str) -> str:
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", PLUGIN, "-p", "no:cacheprovider",
+def pytest_in(project: Path, plugin_dir: Path, plugin: str = PLUGIN, **env: str) -> str:
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", plugin, "-p", "no:cacheprovider",
                              "tests"], cwd=project, capture_output=True, text=True,
                             env={"PYTHONPATH": f"{plugin_dir}:{project}", "PATH": "/usr/bin:/bin", **env})
     return result.stdout
+
+
+def select_plugins() -> list[str]:
+    """The module names of pytest's selection plug-in (its record's `select`)."""
+    select = abilities("pytest").select
+    assert select is not None
+    return [name.removesuffix(".py") for name in select.files]
 
 
 def project_with(tmp_path: Path, tests: str) -> tuple[Path, Path]:
@@ -31,13 +39,17 @@ def project_with(tmp_path: Path, tests: str) -> tuple[Path, Path]:
     plugin_dir, project = tmp_path / "plugin", tmp_path / "project"
     plugin_dir.mkdir()
     (plugin_dir / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE)
+    select = abilities("pytest").select
+    assert select is not None
+    for name, text in select.files.items():
+        (plugin_dir / name).write_text(text)
     (project / "tests").mkdir(parents=True)
     (project / "lib.py").write_text(LIB)
     (project / "tests" / "test_lib.py").write_text(tests)
     return plugin_dir, project
 
 
-def test_trace_maps_tests_to_functions_and_select_runs_only_those(tmp_path: Path) -> None:
+def test_trace_maps_tests_to_functions_and_the_runners_selection_runs_only_those(tmp_path: Path) -> None:
     plugin_dir, project = project_with(tmp_path, TESTS)
     trace = tmp_path / "trace.json"
     assert "3 passed" in pytest_in(project, plugin_dir, AUTOINSTALL_TRACE=str(trace))
@@ -49,7 +61,8 @@ def test_trace_maps_tests_to_functions_and_select_runs_only_those(tmp_path: Path
     assert len(reach.reaching(whole_file)) == 3
     selected = tmp_path / "select.txt"
     selected.write_text("tests/test_lib.py::test_half\ntests/test_lib.py::test_both")
-    assert "2 passed, 1 deselected" in pytest_in(project, plugin_dir, AUTOINSTALL_SELECT=str(selected))
+    plugin = next(iter(select_plugins()))
+    assert "2 passed, 1 deselected" in pytest_in(project, plugin_dir, plugin, AUTOINSTALL_SELECT=str(selected))
 
 
 def test_history_candidates_also_reach_the_tests_of_the_test_files_their_commit_touched() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from envs.base import ExecResult
 from envs.fake import FakeSandbox
 from envs.spec import Deselection
-from envs.testrun import RUNNERS, run_tests
+from envs.testrun import is_registered, run_tests
 from envs.testrun.node_runner import parse_node_output, parse_node_summary
 
 DATA = Path(__file__).parent / "data"
@@ -173,7 +173,7 @@ def test_summaries_when_nothing_is_named_per_test() -> None:
 
 
 def test_run_reads_results_records_deselections_and_unexplained_exits() -> None:
-    assert "node" in RUNNERS
+    assert is_registered("node")
     box = FakeSandbox(rules=[("npm test", ExecResult(exit_code=1, stdout=TAP.replace(
         "ok 2 - punctuation", "not ok 2 - punctuation", 1)))]).start()
     run = run_tests(box, "npm test --ignore-scripts", "node",
