@@ -287,3 +287,13 @@ def test_the_runner_rule_sees_comparisons_memberships_cases_and_tables() -> None
               'WARM = frozenset({"go", "cargo"})\nmatch r:\n    case "cargo": pass\n'
               'fine = {"go": "Go"}\nname = "pytest"\nKind = Literal["go", "cargo"]\n')
     assert sorted({line for line, _ in runner_names_in(source, runners)}) == [1, 2, 3, 4, 6]
+
+
+def test_only_the_docker_backend_of_the_runtime_knows_where_sandboxes_run() -> None:
+    sandboxes = ("envs.docker", "envs.local", "envs.fake")
+    importers = [f"{_rel(path)}:{line}: {name}" for path in _py_files("envs/runtime")
+                 if path.name != "docker_backend.py" for line, name in _imported_modules(path)
+                 if name in sandboxes or name.startswith(tuple(f"{s}." for s in sandboxes))]
+    assert not importers, ("the runtime programs to the Sandbox protocol through its EpisodeBackend "
+                           "(envs/runtime/backend.py); only docker_backend.py may import a sandbox:\n"
+                           + "\n".join(importers))

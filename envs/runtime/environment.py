@@ -11,21 +11,11 @@ from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel
 
-from envs.base import LABEL
-from envs.docker import DockerSandbox
+from envs.base import LABEL, Sandbox
 from envs.errors import EnvNotStartedError
-from envs.runtime.episode import (
-    Episode,
-    copy_episode,
-    end_episode,
-    episode_config,
-    executor,
-    fork_episode,
-    reset_in_place,
-    start_episode,
-)
-from envs.runtime.grade import TaskGrader
-from envs.runtime.restore import HostView, Pristine
+from envs.runtime.backend import Episode, EpisodeBackend, Grader
+from envs.runtime.docker_backend import DockerBackend
+from envs.runtime.episode import executor
 from envs.runtime.reward import Reward, run_reward, write_plugin
 from envs.runtime.spec import RuntimeSpec
 from envs.runtime.taskstate import apply_bug
@@ -68,6 +58,7 @@ class Environment:
         base_url: str | None = None,
         terminal: str = "persistent",
         in_place: bool = True,
+        backend: EpisodeBackend | None = None,
     ) -> None:
         """Args:
             spec: what to start (see RuntimeSpec's constructors).
@@ -90,6 +81,7 @@ class Environment:
                 container as with False. Not reset: directories' link counts (overlayfs reports 1 for a
                 directory both layers have), sizes on disk, extended attributes, POSIX message queues. False: a
                 fresh container every episode (0.2-0.9 s under load instead of 0.04-0.23 s).
+            backend: where episodes run (envs/runtime/backend.py); default Docker at `base_url`.
 
         Raises:
             UnknownProfileError: the profile does not exist.
@@ -102,7 +94,8 @@ class Environment:
         self.terminal = terminal
         self._lock = threading.RLock()
         self.prestart = prestart
-        self._sandbox: DockerSandbox | None = None
+        self.backend: EpisodeBackend = backend or DockerBackend(base_url)
+        self._sandbox: Sandbox | None = None
         self._session: ToolSession | None = None
         self._spare: Future[Episode] | None = None
         self._removing: list[Future[None]] = []
@@ -110,10 +103,9 @@ class Environment:
         self._episode = 0
         self._plugin_ready = False
         self._task: Task | None = None
-        self._grader: TaskGrader | None = None
+        self._grader: Grader | None = None
         self.in_place = in_place
-        self._pristine: Future[HostView | None] | None = None
-        self._view: tuple[str | None, HostView | None] = (None, None)
+        self._pristine: Future[object | None] | None = None
 
     def tools(self) -> list[dict[str, Any]]:
         """The OpenAI function-calling schemas of the tools, named as in the chosen profile."""
@@ -121,7 +113,7 @@ class Environment:
 
     @property
     def container_id(self) -> str | None:
-        return self._sandbox.container_id if self._sandbox else None
+        return self.backend.container_id(self._sandbox) if self._sandbox else None
 
     def reset(self, task: Task | None = None) -> dict[str, Any]:
         """Start a new episode from the image's state. By default (`in_place`) the running container is brought
@@ -143,8 +135,7 @@ class Environment:
         with self._lock:
             self._check_open()
             if self.in_place and self._pristine is None and self._sandbox is not None:  # first needed now
-                config = episode_config(self.spec, self.labels, self.base_url)
-                self._pristine = executor().submit(Pristine.acquire, config)
+                self._pristine = executor().submit(self.backend.prepare_reset, self.spec, self.labels)
             spare = None
             restored = self.in_place and self._restore()
             if not restored:
@@ -153,7 +144,7 @@ class Environment:
                     f for f in self._removing if not f.done() or f.exception()
                 ]  # keep errors for close
                 if old is not None:
-                    self._removing.append(executor().submit(end_episode, old))
+                    self._removing.append(executor().submit(self.backend.end, old))
                 spare = self._take_spare()
                 self._sandbox, self._session = spare or self._start_episode()
                 if self.prestart:
@@ -170,7 +161,7 @@ class Environment:
                 "profile": self.profile.name,
                 "workdir": self.spec.workdir,
                 "image": self.spec.image,
-                "container_id": sandbox.container_id,
+                "container_id": self.backend.container_id(sandbox),
                 "episode": self._episode,
                 "prestarted": spare is not None,
                 "in_place": restored,
@@ -254,20 +245,19 @@ class Environment:
         episode = self._running()  # not locked meanwhile: steps go on
         child = Environment(self.spec, profile=self.profile.name, call_timeout=self.call_timeout,
                             labels=self.labels, base_url=self.base_url, terminal=self.terminal,
-                            in_place=self.in_place)
-        view = self._host_view(episode[0]) if copy else None
+                            in_place=self.in_place, backend=self.backend)
         fresh = None
-        if view is not None:
+        if copy and self.backend.can_copy(episode):
             with self._lock:
                 fresh = self._take_spare()
                 if not self._closed:  # the next fork's container (or the next reset's), started meanwhile
                     self._spare = executor().submit(self._start_episode)
             fresh = fresh or self._start_episode()
-            if not copy_episode(episode, view, fresh):
-                end_episode(fresh)
+            if not self.backend.copy(episode, fresh):
+                self.backend.end(fresh)
                 fresh = None
-        child._sandbox, child._session = fresh or fork_episode(episode, self.spec, self.labels, self.base_url,
-                                                               self.call_timeout, self.terminal)
+        child._sandbox, child._session = fresh or self.backend.fork(episode, self.spec, self.labels,
+                                                                    self.call_timeout, self.terminal)
         child._task, child._episode = self._task, 1
         return child
 
@@ -281,8 +271,8 @@ class Environment:
         with self._lock:
             self._closed = True
             try:
-                end_episode(self._take())
-                end_episode(self._take_spare())
+                self.backend.end(self._take())
+                self.backend.end(self._take_spare())
                 self._release_pristine()
                 if self._grader is not None:
                     self._grader.close()
@@ -326,36 +316,30 @@ class Environment:
         if self._closed:
             raise EnvironmentStateError("this Environment is closed; create a new one to start more episodes")
 
-    def _running(self) -> tuple[DockerSandbox, ToolSession]:
+    def _running(self) -> tuple[Sandbox, ToolSession]:
         with self._lock:
             self._check_open()
             if self._sandbox is None or self._session is None:
                 raise EnvironmentStateError("no episode is running: call reset() first")
             return self._sandbox, self._session
 
-    def _install_plugin(self, sandbox: DockerSandbox) -> None:
+    def _install_plugin(self, sandbox: Sandbox) -> None:
         with self._lock:
             if not self._plugin_ready:
                 write_plugin(sandbox, self.spec.test_runner)
                 self._plugin_ready = True
 
-    def _task_grader(self, task: Task) -> TaskGrader:
+    def _task_grader(self, task: Task) -> Grader:
         """The grader of `task`'s episodes (one at a time; UngradableTaskError without a grading record)."""
         with self._lock:
             if self._grader is None or self._grader.task is not task:
                 if self._grader is not None:
                     self._grader.close()
-                self._grader = TaskGrader(task, self.spec, self.labels, self.base_url)
+                self._grader = self.backend.grader(task, self.spec, self.labels)
             return self._grader
 
     def _start_episode(self) -> Episode:
-        return start_episode(self.spec, self.labels, self.base_url, self.call_timeout, self.terminal)
-
-    def _host_view(self, sandbox: DockerSandbox) -> HostView | None:
-        """The running container's files on this host (looked up once per container)."""
-        if self._view[0] != sandbox.container_id:
-            self._view = (sandbox.container_id, HostView.of(sandbox))
-        return self._view[1]
+        return self.backend.start(self.spec, self.labels, self.call_timeout, self.terminal)
 
     def _restore(self) -> bool:
         """Reset the running episode in place; False when there is none or it could not be (see `in_place`)."""
@@ -365,15 +349,14 @@ class Environment:
             pristine = self._pristine.result()
         except Exception:  # the pristine container did not start: fresh containers then
             return False
-        view = self._host_view(self._sandbox)
-        if pristine is None or view is None:
+        if pristine is None:
             return False
-        return reset_in_place((self._sandbox, self._session), view, pristine)
+        return self.backend.reset_in_place((self._sandbox, self._session), pristine)
 
     def _release_pristine(self) -> None:
         pristine, self._pristine = self._pristine, None
         if pristine is not None and pristine.exception() is None and pristine.result() is not None:
-            Pristine.release(episode_config(self.spec, self.labels, self.base_url))
+            self.backend.release(self.spec, self.labels)
 
     def _take(self) -> Episode | None:
         """The running episode, which the caller now owns (it is no longer the environment's)."""
@@ -388,7 +371,7 @@ class Environment:
             return None
         episode = spare.result()
         if not episode[1].alive:
-            end_episode(episode)
+            self.backend.end(episode)
             return None
         return episode
 

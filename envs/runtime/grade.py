@@ -3,25 +3,25 @@ start image, never the one the agent worked in (where it is root and could have 
 agent's workdir copied over engine to engine (dependencies and build output left out: those are the task's),
 and the grader keeping only its change to product code and running the tests as the unprivileged test user.
 
-The start image is built once per task and machine (its tag names everything it is built from); a grading
-container is started ahead, at reset, so a reward() pays for the copy and the tests, not for a start.
+The backend (backend.py) starts the grading sandbox and carries the agent's tree there: Docker's builds the start
+image once per task and machine (its tag names everything it is built from, docker_backend.py); a grading
+sandbox is started ahead, at reset, so a reward() pays for the copy and the tests, not for a start.
 """
 from __future__ import annotations
 
 import json
-import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
-from envs.docker import KIND_LABEL, TASK_KIND, DockerSandbox, DockerSandboxConfig, build_image, image_labels
+from envs.base import Sandbox
 from envs.errors import EnvError
 from envs.grading import image
 from envs.grading.policy import Grading
-from envs.runtime.episode import episode_config, executor
+from envs.runtime.episode import executor
 from envs.runtime.reward import Reward, TestOutcome
-from envs.runtime.spec import RuntimeSpec
 from envs.task import Task
 
 AGENT_DIR = "/var/tmp/autoinstall-grade/agent"
@@ -29,8 +29,9 @@ OUT_DIR = "/var/tmp/autoinstall-grade/out"
 CARRY_CAP = 2 * 1024 * 1024 * 1024
 """Bytes of the agent's workdir (dependencies and build output left out) carried to the grading container."""
 RESULTS_CAP = 16 * 1024 * 1024
-_BUILD_LOCK = threading.Lock()
-_BUILT: set[str] = set()
+Carry = Callable[[Sandbox, str, Sandbox, str, Callable[[object], bool], int], "tuple[int, list[str]]"]
+"""(agent, its workdir, grader, destination folder, keep(tar member), byte cap) -> (bytes carried, notes): the
+agent's tree copied into the grading sandbox while the agent's processes are held still."""
 
 
 class UngradableTaskError(EnvError, ValueError):
@@ -45,30 +46,14 @@ def grading_of(task: Task) -> Grading:
     return task.grading
 
 
-def start_image(task: Task, base_url: str | None = None) -> str:
-    """The task's start image, built now unless this engine has it (envs/grading/image.py)."""
-    grading = grading_of(task)
-    name = "".join(c if c.isalnum() or c in "._-" else "-" for c in task.instance_id.lower()).strip("-._") or "task"
-    tag = image.image_tag(name, task.image, task.bug_patch, grading)
-    with _BUILD_LOCK:
-        if tag in _BUILT or image_labels(tag, base_url=base_url) is not None:
-            _BUILT.add(tag)
-            return tag
-        with tempfile.TemporaryDirectory(prefix="autoinstall-start-") as tmp:
-            image.write_context(Path(tmp), task.image, task.bug_patch, grading, label=f"task {task.instance_id}")
-            build_image(Path(tmp), tag, labels={KIND_LABEL: TASK_KIND, "autoinstall.task": task.instance_id}, buildargs={},
-                        base_url=base_url)
-        _BUILT.add(tag)
-    return tag
-
-
 class TaskGrader:
     """Grades one Environment's task episodes; keeps one grading container started ahead."""
 
-    def __init__(self, task: Task, spec: RuntimeSpec, labels: dict[str, str], base_url: str | None) -> None:
-        self.task, self.spec, self.labels, self.base_url = task, spec, labels, base_url
+    def __init__(self, task: Task, start: Callable[[], Sandbox], carry: Carry) -> None:
+        """`start`: a started, fresh grading sandbox of the task's start image; `carry`: see Carry."""
+        self.task, self._start, self._carry = task, start, carry
         self.grading = grading_of(task)
-        self._next: Future[DockerSandbox] | None = None
+        self._next: Future[Sandbox] | None = None
         self._lock = threading.Lock()
 
     def prestart(self) -> None:
@@ -77,15 +62,7 @@ class TaskGrader:
             if self._next is None:
                 self._next = executor().submit(self._start)
 
-    def _start(self) -> DockerSandbox:
-        tag = start_image(self.task, self.base_url)
-        config = episode_config(self.spec, {**self.labels, "autoinstall.grading": "1"}, self.base_url, tag)
-        config = config.model_copy(update={"channel": False, "network": False})
-        sandbox = DockerSandbox(DockerSandboxConfig.model_validate(config.model_dump()))
-        sandbox.start()
-        return sandbox
-
-    def _take(self) -> DockerSandbox:
+    def _take(self) -> Sandbox:
         with self._lock:
             future, self._next = self._next, None
         if future is not None:
@@ -95,7 +72,7 @@ class TaskGrader:
                 pass
         return self._start()
 
-    def grade(self, agent: DockerSandbox, timeout_s: float | None = None) -> Reward:
+    def grade(self, agent: Sandbox, timeout_s: float | None = None) -> Reward:
         """Grade the agent's workdir as it is now; the next grading container is started meanwhile."""
         started = time.monotonic()
         grader = self._take()
@@ -107,8 +84,7 @@ class TaskGrader:
             def keep(member: object) -> bool:
                 return not any(part in bulky for part in getattr(member, "name", "").split("/")[1:])
 
-            with agent.frozen():
-                carried, notes = agent.copy_tree_to(self.grading.workdir, grader, AGENT_DIR, keep, CARRY_CAP)
+            carried, notes = self._carry(agent, self.grading.workdir, grader, AGENT_DIR, keep, CARRY_CAP)
             tree = f"{AGENT_DIR}/{Path(self.grading.workdir).name}"
             timeout = (timeout_s or self.grading.timeout_s) + 120
             done = grader.exec(f"{image.GRADE} --agent {tree} --out {OUT_DIR}", timeout=timeout)

@@ -6,8 +6,8 @@ the paths that container changed against its image (whiteouts and opaque directo
 listing of every directory visited is compared both ways). Everywhere else the two containers still show
 their common image, so they are equal already.
 - reset in place: guide = the episode's upper dir, source = a pristine container of the same image
-  (`Pristine`, one per image, never used), target = the episode's root. Its processes are killed first
-  by the tool server's `reset` op (tools/server/reset.py).
+  (envs/runtime/docker_backend.py `Pristine`, one per image, never used), target = the episode's root. Its
+  processes are killed first by the tool server's `reset` op (tools/server/reset.py).
 - fork: guide = the parent's upper dir, source = the parent's root, target = a fresh container's root.
 Paths where the engine mounts something (/etc/hosts, /tmp, the channel...) are never touched.
 """
@@ -17,12 +17,9 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from envs.docker import DockerSandbox, DockerSandboxConfig
 
 ALWAYS_MOUNTED = ("/proc", "/sys", "/dev", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf")
 CHUNK = 1 << 16
@@ -161,43 +158,3 @@ def sync(guide: Path, source: Path, target: Path, skip: frozenset[str] = frozens
         if times is not None and stat.S_ISDIR(times.st_mode):
             os.utime(target / rel, ns=(times.st_atime_ns, times.st_mtime_ns), follow_symlinks=False)
     return visited
-
-
-class Pristine:
-    """One started, never touched container per image (and config): the source of a reset in place. Shared by
-    the Environments of a process, counted, and removed with the last of them."""
-
-    _lock = threading.Lock()
-    _live: dict[str, tuple[DockerSandbox, HostView, int]] = {}
-
-    @classmethod
-    def acquire(cls, config: DockerSandboxConfig) -> HostView | None:
-        """The pristine view for containers started with `config`, None when there is none here."""
-        key = config.model_dump_json()
-        with cls._lock:
-            if key in cls._live:
-                sandbox, view, n = cls._live[key]
-                cls._live[key] = (sandbox, view, n + 1)
-                return view
-            sandbox = DockerSandbox(config.model_copy(update={"labels": {**config.labels,
-                                                                          "autoinstall.pristine": "1"}}))
-            sandbox.start()
-            found = HostView.of(sandbox)
-            if found is None:
-                sandbox.stop()
-                return None
-            cls._live[key] = (sandbox, found, 1)
-            return found
-
-    @classmethod
-    def release(cls, config: DockerSandboxConfig) -> None:
-        """One user fewer; the container is removed with the last one."""
-        key = config.model_dump_json()
-        with cls._lock:
-            if key not in cls._live:
-                return
-            sandbox, view, n = cls._live.pop(key)
-            if n > 1:
-                cls._live[key] = (sandbox, view, n - 1)
-                return
-        sandbox.stop()

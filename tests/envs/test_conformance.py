@@ -1,16 +1,43 @@
-"""One contract, every backend: these tests run against LocalSandbox and DockerSandbox alike."""
+"""One contract, every backend: these tests run against LocalSandbox and DockerSandbox alike, and FakeSandbox
+(envs/fake.py) for the parts of the protocol it implements: it runs no command, so what a command does is
+checked on the real ones only (`runs_commands`), and the tests that are only about commands skip it."""
 
 from __future__ import annotations
 
 import resource
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from envs.base import ExecResult, Sandbox
 from envs.errors import EnvNotStartedError
+from tests.envs.conftest import SMALL, make_sandbox
+
+KINDS = ["local", "fake", pytest.param("docker", marks=pytest.mark.docker)]
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def sandbox(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
+    """A started sandbox shared by this module's tests, for each backend (a fake one takes no limits)."""
+    config = {} if request.param == "fake" else {"limits": SMALL}
+    with make_sandbox(request, request.param, **config) as sb:
+        yield sb
+
+
+def runs_commands(sandbox: Sandbox) -> bool:
+    """False for FakeSandbox, whose exec answers from a script: what a command does is not its to show."""
+    return sandbox.kind != "fake"
+
+
+@pytest.fixture
+def shell(sandbox: Sandbox) -> Sandbox:
+    """The sandbox, for a test that is only about running commands (FakeSandbox skips it)."""
+    if not runs_commands(sandbox):
+        pytest.skip("FakeSandbox runs no command: its exec answers from a script (envs/fake.py)")
+    return sandbox
 
 CONNECT = "import socket; socket.create_connection(('pypi.org', 443), 5); print('connected')"
 
@@ -20,52 +47,52 @@ def test_is_a_sandbox(sandbox: Sandbox) -> None:
     assert sandbox.workdir.startswith("/")
 
 
-def test_exec_argv_is_not_interpreted_by_a_shell(sandbox: Sandbox) -> None:
-    r = sandbox.exec(["printf", "%s|", "a b", "$HOME", "*"])
+def test_exec_argv_is_not_interpreted_by_a_shell(shell: Sandbox) -> None:
+    r = shell.exec(["printf", "%s|", "a b", "$HOME", "*"])
     assert r.ok
     assert r.stdout == "a b|$HOME|*|"
 
 
-def test_exec_string_runs_in_bash_and_keeps_streams_apart(sandbox: Sandbox) -> None:
-    r = sandbox.exec("echo out; echo err >&2; [[ 1 == 1 ]] && exit 3")
+def test_exec_string_runs_in_bash_and_keeps_streams_apart(shell: Sandbox) -> None:
+    r = shell.exec("echo out; echo err >&2; [[ 1 == 1 ]] && exit 3")
     assert (r.exit_code, r.stdout, r.stderr, r.ok) == (3, "out\n", "err\n", False)
     assert r.duration_s > 0
 
 
-def test_cwd_defaults_to_workdir_and_relative_cwd_is_under_it(sandbox: Sandbox) -> None:
-    sandbox.write_file("sub/dir/marker", b"")
-    assert sandbox.exec("pwd").stdout.strip() == sandbox.workdir
-    assert sandbox.exec("pwd", cwd="sub/dir").stdout.strip() == f"{sandbox.workdir}/sub/dir"
+def test_cwd_defaults_to_workdir_and_relative_cwd_is_under_it(shell: Sandbox) -> None:
+    shell.write_file("sub/dir/marker", b"")
+    assert shell.exec("pwd").stdout.strip() == shell.workdir
+    assert shell.exec("pwd", cwd="sub/dir").stdout.strip() == f"{shell.workdir}/sub/dir"
 
 
-def test_env_is_passed(sandbox: Sandbox) -> None:
-    r = sandbox.exec('printf %s "$FOO"', env={"FOO": "bar baz"})
+def test_env_is_passed(shell: Sandbox) -> None:
+    r = shell.exec('printf %s "$FOO"', env={"FOO": "bar baz"})
     assert r.stdout == "bar baz"
 
 
-def test_missing_command_and_missing_cwd_are_results(sandbox: Sandbox) -> None:
-    assert sandbox.exec(["no-such-command-xyz"]).exit_code == 127
-    r = sandbox.exec(["true"], cwd="no/such/dir")
+def test_missing_command_and_missing_cwd_are_results(shell: Sandbox) -> None:
+    assert shell.exec(["no-such-command-xyz"]).exit_code == 127
+    r = shell.exec(["true"], cwd="no/such/dir")
     assert r.exit_code == -1
     assert r.stderr
 
 
-def test_timeout_kills_the_whole_process_group(sandbox: Sandbox) -> None:
+def test_timeout_kills_the_whole_process_group(shell: Sandbox) -> None:
     started = time.monotonic()
-    r = sandbox.exec("(sleep 300; echo late) & echo $! > bg.pid; echo before; sleep 300", timeout=1)
+    r = shell.exec("(sleep 300; echo late) & echo $! > bg.pid; echo before; sleep 300", timeout=1)
     assert r.timed_out and r.exit_code == 124 and not r.ok
     assert r.stdout == "before\n"
     assert time.monotonic() - started < 8
-    gone = sandbox.exec(
+    gone = shell.exec(
         "for i in $(seq 50); do kill -0 $(cat bg.pid) 2>/dev/null || exit 0; sleep 0.1; done; exit 1"
     )
     assert gone.ok, "the background child of a timed-out command survived"
 
 
-def test_output_cap_keeps_head_and_tail_of_100_mb(sandbox: Sandbox) -> None:
+def test_output_cap_keeps_head_and_tail_of_100_mb(shell: Sandbox) -> None:
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.monotonic()
-    r = sandbox.exec(
+    r = shell.exec(
         "echo START; head -c 100000000 /dev/zero | tr '\\0' a; echo; echo END; echo done >&2",
         output_cap=65536,
     )
@@ -86,14 +113,18 @@ def test_put_and_get_directories(sandbox: Sandbox, tmp_path: Path) -> None:
     (src / "run.sh").write_text("#!/bin/sh\necho ran\n")
     (src / "run.sh").chmod(0o755)
     sandbox.put(src, "repo")
-    assert sandbox.exec("./repo/run.sh").stdout == "ran\n"
-    assert sandbox.exec("cat repo/pkg/__init__.py").stdout == "VALUE = 42\n"
-    sandbox.exec("echo made-inside > repo/new.txt")
+    assert sandbox.read_file("repo/pkg/__init__.py") == b"VALUE = 42\n"
+    if runs_commands(sandbox):
+        assert sandbox.exec("./repo/run.sh").stdout == "ran\n"
+        sandbox.exec("echo made-inside > repo/new.txt")
+    else:
+        sandbox.write_file("repo/new.txt", b"made-inside\n")
     out = tmp_path / "out" / "copy"
     sandbox.get("repo", out)
     assert (out / "pkg" / "__init__.py").read_text() == "VALUE = 42\n"
     assert (out / "new.txt").read_text() == "made-inside\n"
-    assert (out / "run.sh").stat().st_mode & 0o111
+    if runs_commands(sandbox):  # a fake keeps bytes only, no modes
+        assert (out / "run.sh").stat().st_mode & 0o111
     with pytest.raises(FileNotFoundError):
         sandbox.get("no/such/path", tmp_path / "nothing")
 
@@ -108,7 +139,7 @@ def test_write_and_read_binary_files(sandbox: Sandbox) -> None:
     data = bytes(range(256)) * 3
     sandbox.write_file("deep/er/blob.bin", data)
     assert sandbox.read_file("deep/er/blob.bin") == data
-    assert sandbox.exec("wc -c < deep/er/blob.bin").stdout.strip() == "768"
+    assert not runs_commands(sandbox) or sandbox.exec("wc -c < deep/er/blob.bin").stdout.strip() == "768"
     with pytest.raises(FileNotFoundError):
         sandbox.read_file("deep/er/absent.bin")
 
@@ -117,30 +148,34 @@ def test_snapshot_and_restore(sandbox: Sandbox) -> None:
     sandbox.write_file("state.txt", b"v1")
     snap = sandbox.snapshot("before change")
     sandbox.write_file("state.txt", b"v2")
-    sandbox.exec("touch extra.txt")
+    if runs_commands(sandbox):  # a file a command made goes too
+        sandbox.exec("touch extra.txt")
+    else:
+        sandbox.write_file("extra.txt", b"")
     sandbox.restore(snap)
     assert sandbox.read_file("state.txt") == b"v1"
-    assert sandbox.exec("test -e extra.txt").exit_code == 1
-    assert sandbox.exec("echo still-works").stdout == "still-works\n"
+    with pytest.raises(FileNotFoundError):
+        sandbox.read_file("extra.txt")
+    assert not runs_commands(sandbox) or sandbox.exec("echo still-works").stdout == "still-works\n"
 
 
-def test_network_off_fails_fast_and_comes_back(sandbox: Sandbox) -> None:
-    sandbox.set_network(False)
+def test_network_off_fails_fast_and_comes_back(shell: Sandbox) -> None:
+    shell.set_network(False)
     try:
         started = time.monotonic()
-        r = sandbox.exec(["python3", "-c", CONNECT], timeout=30)
+        r = shell.exec(["python3", "-c", CONNECT], timeout=30)
         assert not r.ok and "connected" not in r.stdout
         assert time.monotonic() - started < 10
     finally:
-        sandbox.set_network(True)
-    assert sandbox.exec(["python3", "-c", CONNECT], timeout=30).stdout == "connected\n"
+        shell.set_network(True)
+    assert shell.exec(["python3", "-c", CONNECT], timeout=30).stdout == "connected\n"
 
 
-def test_memory_limit(sandbox: Sandbox) -> None:
-    r = sandbox.exec(["python3", "-c", "b = b'x' * (1024 ** 3); print('allocated')"], timeout=60)
+def test_memory_limit(shell: Sandbox) -> None:
+    r = shell.exec(["python3", "-c", "b = b'x' * (1024 ** 3); print('allocated')"], timeout=60)
     assert not r.ok and "allocated" not in r.stdout
     assert r.exit_code == 137 or "MemoryError" in r.stderr
-    assert sandbox.exec("echo alive").stdout == "alive\n"
+    assert shell.exec("echo alive").stdout == "alive\n"
 
 
 def test_stream_round_trips_and_concurrent_writers(sandbox: Sandbox) -> None:
@@ -174,10 +209,8 @@ def test_stream_round_trips_and_concurrent_writers(sandbox: Sandbox) -> None:
     assert stream.recv() == b""
 
 
-@pytest.mark.parametrize("kind", ["local", pytest.param("docker", marks=pytest.mark.docker)])
+@pytest.mark.parametrize("kind", KINDS)
 def test_methods_need_a_started_sandbox(request: pytest.FixtureRequest, kind: str) -> None:
-    from tests.envs.conftest import make_sandbox
-
     sb = make_sandbox(request, kind)
     with pytest.raises(EnvNotStartedError):
         sb.exec("true")
