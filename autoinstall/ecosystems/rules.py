@@ -1,17 +1,14 @@
 """What the embedded rules of every compiled-language ecosystem share: diagnosis by an ordered list of
 patterns, the first untried repair with skipping an auxiliary step as the last resort, deselection of tests
-whose own message shows a refused service or no internet, and the protocol methods of ecosystems whose
-lock files pin every dependency (no stubs, nothing to resolve as of a date)."""
+whose own message shows a refused service or no internet (the protocol methods they share are in
+autoinstall/ecosystems/compiled.py)."""
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
-from autoinstall.ecosystems.base import Log, RepairContext
+from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.services import well_known_service
-from autoinstall.errors import AutoinstallError
-from envs.base import SandboxFactory
 from envs.spec import Diagnosis, DiagnosisKind, Repair
 
 Rule = Callable[[RepairContext], "Repair | None"]
@@ -67,36 +64,18 @@ def deselection_reason(service: list[str], network: list[str], where: str = "") 
     return "these tests need " + " and ".join(why)
 
 
-class LockPinned:
-    """Protocol methods shared by ecosystems whose lock files pin every dependency and whose packages cannot
-    be stood in for (Go, Rust). Subclasses set `name`, `PACKAGES`, `REGISTRY`, `SERVICE_REFUSED`, `NETWORK_OFF`."""
-
-    name: str
-    PACKAGES: tuple[str, ...] = ()
-    """Debian packages of the toolchain, added to the base image."""
-    REGISTRY = "its registry"
-    SERVICE_REFUSED: re.Pattern[str]
-    NETWORK_OFF: re.Pattern[str]
-    stub_env: dict[str, str] = {}
-    pin_env: tuple[str, ...] = ()
-
-    def justifies_deselection(self, message: str) -> bool:
-        """A refusal on a well-known service's port, or no internet (services.well_known_service)."""
-        refused = self.SERVICE_REFUSED.search(message) and well_known_service(message)
-        return bool(refused or self.NETWORK_OFF.search(message))
-
-    def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
-        return factory.base_image(python=toolchain, log=log, packages=self.PACKAGES)
-
-    def stub(self, distribution: str, import_name: str, output: str) -> tuple[str, bytes]:
-        """Not applicable: the embedded rules never ask; a model that does ends the build with this error."""
-        msg = (f"a stub for {distribution} was asked for, but {self.name} packages cannot be stubbed: make it "
-               f"reachable through {self.REGISTRY}, or build with a model that does not propose stubs")
-        raise AutoinstallError(msg)
-
-    def stub_users(self, repo: Path, import_name: str) -> list[str]:
-        return []
-
-    def as_of(self, date: str) -> dict[str, str]:
-        """Nothing: the lock file pins every version, whatever the date."""
-        return {}
+def deselecting(service: re.Pattern[str], network: re.Pattern[str],
+                runnable: Callable[[list[str], RepairContext], list[str]] | None = None) -> dict[str, Rule]:
+    """The rules for `service_unavailable` and `network_required`: leave out the failed tests whose own message
+    shows a refused connection to a well-known service (`service`) or no internet (`network`), with the
+    reason (naming the address refused when the diagnosis has it). `runnable` turns their ids into what the
+    runner can leave out (Go: whole top-level tests, or packages)."""
+    def deselect(ctx: RepairContext) -> Repair | None:
+        refused, offline = offline_or_refused(ctx, service, network)
+        if not refused and not offline:
+            return None
+        tests = list(dict.fromkeys(refused + offline))
+        where = ctx.diagnosis.subject if ctx.diagnosis.kind == "service_unavailable" else ""
+        return Repair(kind="deselect", tests=runnable(tests, ctx) if runnable else tests,
+                      reason=deselection_reason(refused, offline, where))
+    return {"service_unavailable": deselect, "network_required": deselect}

@@ -18,20 +18,14 @@ from autoinstall.pipeline import build_environment
 from envs.base import ExecResult
 from envs.fake import FakeFactory, FakeSandbox
 from envs.spec import Plan, Step
+from tests.autoinstall.ecosystem_checks import (TESTS, assert_diagnoses, assert_installs_debian_package_once,
+                                                deselection, repair_context, write_tree)
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "go_module"
 EVENTS = (Path(__file__).parent / "data" / "go_module_events.jsonl").read_text()
 """Captured: `go test -json -count=1 -vet=off ./...` in tests/fixtures/repos/go_module (go1.26)."""
 GO = GoEcosystem()
 BUILD = Step(command="go build -buildvcs=false ./...", why="compile", kind="project")
-TESTS = Step(command="<tests>", why="run the test suite")
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def _evidence(facts: GoFacts) -> list:
@@ -51,7 +45,7 @@ def test_the_fixture_is_go_and_its_facts_point_into_it() -> None:
 
 
 def test_survey_reads_requires_toolchain_cgo_and_nested_modules(tmp_path: Path) -> None:
-    root = _write(tmp_path, {
+    root = write_tree(tmp_path, {
         "go.mod": "module github.com/acme/widget // the module\n\ngo 1.25.0\n\ntoolchain go1.25.3\n\n"
                   "require (\n\tgithub.com/google/uuid v1.6.0\n\tgolang.org/x/sys v0.30.0 // indirect\n)\n\n"
                   "require github.com/pkg/errors v0.9.1\n",
@@ -94,9 +88,8 @@ def test_the_fixture_plan_builds_then_tests_with_json_on_the_go_image() -> None:
 
 
 def ctx(output: str, *, phase: str = "install", failing: Step = BUILD, **kw: object) -> RepairContext:
-    return RepairContext(plan=Plan(ecosystem="go", python="3.13", steps=[failing]), failing=failing,
-                         phase=phase, output=output, diagnosis=diagnose(output), python="3.13",
-                         available_pythons=["3.13"], **kw)
+    plan = Plan(ecosystem="go", python="3.13", steps=[failing])
+    return repair_context(plan, diagnose, output, phase=phase, failing=failing, **kw)
 
 
 def test_diagnoses_of_go_output() -> None:
@@ -119,19 +112,12 @@ def test_diagnoses_of_go_output() -> None:
         "zver_test.go:13: lookup proxy.golang.org on 127.0.0.1:53: read udp 127.0.0.1:44689->127.0.0.1:53: "
         "read: connection refused": ("network_required", ""),
     }
-    for output, (kind, subject) in cases.items():
-        d = diagnose(output)
-        assert (d.kind, d.subject) == (kind, subject), output
-        assert d.evidence and d.evidence in output
-    assert diagnose("", timed_out=True).kind == "timeout"
+    assert_diagnoses(diagnose, cases)
 
 
 def test_missing_cgo_header_installs_the_debian_dev_package_first() -> None:
     out = "yamlc/yaml.go:4:10: fatal error: yaml.h: No such file or directory"
-    r = repair(ctx(out))
-    assert r is not None and r.kind == "insert_before" and r.step is not None and r.step.kind == "system"
-    assert r.step.command.endswith("apt-get install -y -qq --no-install-recommends libyaml-dev")
-    assert repair(ctx(out, tried=[r])) is None  # tried already, and the build itself is never skipped
+    assert_installs_debian_package_once(repair, ctx, out, "libyaml-dev")
 
 
 def test_a_newer_go_line_sets_gotoolchain_once() -> None:
@@ -147,12 +133,8 @@ def test_tests_that_need_the_network_or_a_service_are_deselected_with_their_evid
               FailedTest(test_id="m/db::TestQuery",
                          message="dial tcp 127.0.0.1:5432: connect: connection refused"),
               FailedTest(test_id="m/x::TestMath", message="x_test.go:3: 1 != 2")]
+    deselection(repair, ctx, GO, failed, ["m/db::TestQuery", "m/api::TestFetch"], [True, False, True, False])
     out = "\n".join(f.message for f in failed)
-    r = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed))
-    assert r is not None and r.kind == "deselect"
-    assert r.tests == ["m/db::TestQuery", "m/api::TestFetch"]
-    assert "service" in r.reason and "internet" in r.reason
-    assert [GO.justifies_deselection(f.message) for f in failed] == [True, False, True, False]
     assert repair(ctx(out, phase="install", failed_tests=failed)) is None  # the build step is never skipped
     ids = ["m/api::TestFetch", "m/api::TestFetch/ok", "m/api::TestParse", "m/db::TestQuery", "m/x::TestMath"]
     r = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed, test_ids=ids))
@@ -170,7 +152,6 @@ def test_module_list_freeze_and_warm() -> None:
     warm(box, frozen)
     assert box.commands()[-1] == ("cd /tmp && GOFLAGS=-modcacherw GOTOOLCHAIN=local go mod download "
                                   f"github.com/BurntSushi/toml@v1.3.2 {toolchain}")
-    assert GO.pin_env == () and GO.as_of("2024-01-01") == {}
 
 
 LISTED = [("mathx", "TestAdd"), ("mathx", "TestFib"), ("textx", "TestReverse"), ("textx", "TestShout"),

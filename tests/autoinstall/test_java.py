@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.ecosystems.base import FailedTest, RepairContext
+from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.detect import detect, get_ecosystem
 from autoinstall.ecosystems.java import JavaEcosystem
 from autoinstall.ecosystems.java.diagnosis import diagnose
@@ -22,12 +22,12 @@ from autoinstall.pipeline import build_environment
 from envs.base import ExecResult
 from envs.fake import FakeFactory, FakeSandbox
 from envs.spec import Plan, Step
+from tests.autoinstall.ecosystem_checks import TESTS, assert_diagnoses, repair_context, write_tree
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "java_maven"
 REPORTS = (Path(__file__).parents[1] / "envs" / "data" / "surefire_reports_java_maven.txt").read_text()
 JAVA = JavaEcosystem()
 BUILD = Step(command="mvn -B -ntp test -Dtest=CalcTest", why="build", kind="project")
-TESTS = Step(command="<tests>", why="run the test suite")
 TEST_COMMAND = f"mvn -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF}"
 OFFLINE_MISSING = ("[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.5.2:test "
                    "(default-test) on project calc: The following artifacts could not be resolved: "
@@ -35,13 +35,6 @@ OFFLINE_MISSING = ("[ERROR] Failed to execute goal org.apache.maven.plugins:mave
                    "autoinstall-cache (file:///cache/maven) in offline mode and the artifact "
                    "org.apache.maven.surefire:surefire-junit-platform:jar:3.5.2 has not been downloaded from it "
                    "before. -> [Help 1]")
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def test_the_fixture_is_java_and_its_facts_point_into_it() -> None:
@@ -99,7 +92,7 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 
 
 def test_survey_reads_a_reactor_a_snapshot_parent_a_foreign_repository_and_the_wrapper(tmp_path: Path) -> None:
-    root = _write(tmp_path, {
+    root = write_tree(tmp_path, {
         "pom.xml": POM, "mvnw": "#!/bin/sh\n",
         ".mvn/wrapper/maven-wrapper.properties":
             "# the wrapper\ndistributionUrl=https://repo.maven.apache.org/maven2/org/apache/maven/apache-maven/"
@@ -125,7 +118,7 @@ def test_survey_reads_a_reactor_a_snapshot_parent_a_foreign_repository_and_the_w
 
 
 def test_a_wrapper_from_an_unreachable_host_falls_back_to_debians_maven(tmp_path: Path) -> None:
-    root = _write(tmp_path, {"pom.xml": "<project><artifactId>a</artifactId></project>", "mvnw": "",
+    root = write_tree(tmp_path, {"pom.xml": "<project><artifactId>a</artifactId></project>", "mvnw": "",
                              ".mvn/wrapper/maven-wrapper.properties":
                                  "distributionUrl=https://maven.example.com/apache-maven-3.9.9-bin.zip\n"})
     facts = survey(root)
@@ -133,14 +126,13 @@ def test_a_wrapper_from_an_unreachable_host_falls_back_to_debians_maven(tmp_path
     plan = JAVA.propose(facts, root, ("3.13",))
     assert plan.steps[1].command == f"mvn -B -ntp test-compile {GATES_OFF}"  # no test sources: nothing to run
     assert (plan.test_command, plan.test_runner) == (None, "none")
-    assert detect(_write(tmp_path / "broken", {"pom.xml": "<project"}))[0].name == "java"
+    assert detect(write_tree(tmp_path / "broken", {"pom.xml": "<project"}))[0].name == "java"
     assert any("malformed XML" in n for n in survey(tmp_path / "broken").notes)
 
 
 def ctx(output: str, *, phase: str = "install", failing: Step = BUILD, **kw: object) -> RepairContext:
     plan = Plan(ecosystem="java", python="3.13", steps=[failing], test_command=TEST_COMMAND, test_runner="maven")
-    return RepairContext(plan=plan, failing=failing, phase=phase, output=output, diagnosis=diagnose(output),
-                         python="3.13", available_pythons=["3.13"], **kw)
+    return repair_context(plan, diagnose, output, phase=phase, failing=failing, **kw)
 
 
 def test_diagnoses_of_maven_output() -> None:
@@ -166,11 +158,7 @@ def test_diagnoses_of_maven_output() -> None:
         "java.net.UnknownHostException: example.org: Temporary failure in name resolution":
             ("network_required", ""),
     }
-    for output, (kind, subject) in cases.items():
-        d = diagnose(output)
-        assert (d.kind, d.subject) == (kind, subject), output
-        assert d.evidence and d.evidence in output
-    assert diagnose("", timed_out=True).kind == "timeout"
+    assert_diagnoses(diagnose, cases)
     assert diagnose("[INFO] x\n[ERROR] something odd happened").evidence == "[ERROR] something odd happened"
 
 
@@ -211,7 +199,7 @@ def test_a_static_analysis_compiler_that_cannot_run_on_jdk_21_is_disabled_by_a_r
     plugin = "An unhandled exception was thrown by the Error Prone static analysis plugin."
     assert (again := repair(ctx(plugin))) is not None and again.step is not None
     assert again.step.command == r.step.command and "Error Prone fails on JDK 21" in again.reason
-    _write(tmp_path, {"pom.xml": ERROR_PRONE_POM, "core/pom.xml": ERROR_PRONE_POM,
+    write_tree(tmp_path, {"pom.xml": ERROR_PRONE_POM, "core/pom.xml": ERROR_PRONE_POM,
                       "target/pom.xml": ERROR_PRONE_POM})
     done = subprocess.run(["bash", "-c", r.step.command], cwd=tmp_path, capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == "static analysis disabled in: core/pom.xml, pom.xml"
@@ -249,20 +237,6 @@ def test_an_artifact_first_needed_offline_is_fetched_by_the_same_run_online() ->
     assert repair(ctx(OFFLINE_MISSING, phase="install")) is None  # online already: nobody serves it
 
 
-def test_tests_that_need_the_network_or_a_service_are_deselected_with_their_evidence() -> None:
-    failed = [FailedTest(test_id="a.NetTest#fetches", message="java.net.UnknownHostException: example.org"),
-              FailedTest(test_id="a.DbTest#query", message="org.postgresql.util.PSQLException: Connection to "
-                                                                    "localhost:5432 refused. Check that the hostname"),
-              FailedTest(test_id="a.MathTest#adds", message="expected: <6> but was: <5>"),
-              FailedTest(test_id="a.ServerTest#own", message="java.net.ConnectException: Connection refused")]
-    out = "\n".join(f.message for f in failed)
-    r = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed))
-    assert r is not None and r.kind == "deselect" and r.tests == ["a.DbTest#query", "a.NetTest#fetches"]
-    assert "service" in r.reason and "internet" in r.reason
-    # a refusal on no well-known service's port (a server the suite starts itself) is no evidence
-    assert [JAVA.justifies_deselection(f.message) for f in failed] == [True, True, False, False]
-
-
 def test_the_local_repository_is_the_pins_and_warm_fetches_its_release_artifacts() -> None:
     listing = ("junit/junit/4.13.2/junit-4.13.2.jar\njunit/junit/4.13.2/junit-4.13.2.pom\n"
                "com/example/calc/0.1.0-SNAPSHOT/calc-0.1.0-SNAPSHOT.jar\n")
@@ -275,7 +249,6 @@ def test_the_local_repository_is_the_pins_and_warm_fetches_its_release_artifacts
     assert wanted == ["junit/junit/4.13.2/junit-4.13.2.jar", "junit/junit/4.13.2/junit-4.13.2.jar.sha1",
                       "junit/junit/4.13.2/junit-4.13.2.pom", "junit/junit/4.13.2/junit-4.13.2.pom.sha1"]
     assert "https://repo.maven.apache.org/maven2/$0" in box.commands()[-1] and "cd /cache/maven" in box.commands()[-1]
-    assert JAVA.pin_env == () and JAVA.as_of("2024-01-01") == {}
 
 
 NET_FAILS = REPORTS.replace('<testcase name="wrongSum"', '<testcase name="wrongSumIgnored"').replace(

@@ -17,7 +17,8 @@ from autoinstall.record.dockerfile import render_dockerfile
 from autoinstall.survey import survey
 from envs.fake import FakeFactory
 from envs.spec import MAX_STEPS
-from tests.autoinstall.test_rust_companion import CRATE, MATURIN, _plan, _write  # the same checkouts and model
+from tests.autoinstall.ecosystem_checks import write_tree
+from tests.autoinstall.test_rust_companion import CRATE, MATURIN, _plan  # the same checkouts and model
 
 SETUPTOOLS = ('[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
               '[project]\nname = "p"\nversion = "0.1.0"\n[project.optional-dependencies]\ntest = ["pytest"]\n')
@@ -31,7 +32,7 @@ def _needs(root: Path) -> list[tuple[str, str, str, str, int | None]]:
 
 
 def test_tests_that_start_node_install_the_package_json_after_the_build(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "", "package.json": PACKAGE_JSON,
+    repo = write_tree(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "", "package.json": PACKAGE_JSON,
                              "tests/test_js.py": RUNS_NODE})
     assert [e.name for e in detect(repo)] == ["python", "node"]
     assert _needs(repo) == [("node", "tests", ".", "tests/test_js.py", 5)]
@@ -49,7 +50,7 @@ def test_tests_that_start_node_install_the_package_json_after_the_build(tmp_path
 
 
 def test_a_lock_file_installs_with_its_manager_and_a_subfolder_with_cd(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "",
+    repo = write_tree(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "",
                              "js/package.json": PACKAGE_JSON, "js/yarn.lock": "# yarn lockfile v1\n",
                              "tests/conftest.py": 'import shutil\nNODE = shutil.which("node")\n',
                              "tests/test_p.py": PLAIN_TEST})
@@ -73,7 +74,7 @@ def test_a_lock_file_installs_with_its_manager_and_a_subfolder_with_cd(tmp_path:
 ])
 def test_a_build_that_runs_node_gets_the_toolchain_and_builds_its_front_end_itself(
         tmp_path: Path, files: dict[str, str], evidence: tuple[str, int]) -> None:
-    repo = _write(tmp_path, {**files, "p/__init__.py": "", "package.json": PACKAGE_JSON,
+    repo = write_tree(tmp_path, {**files, "p/__init__.py": "", "package.json": PACKAGE_JSON,
                              "tests/test_p.py": PLAIN_TEST})
     assert _needs(repo) == [("node", "build", ".", *evidence)]
     plan = _plan(repo)
@@ -89,7 +90,7 @@ def test_a_build_that_runs_node_gets_the_toolchain_and_builds_its_front_end_itse
     'import subprocess\nimport pydot\n\n\ndef test_p():\n    pydot.Dot().add_node(pydot.Node("node"))\n',  # an argument
 ])
 def test_a_package_json_neither_build_nor_tests_run_keeps_node_out(tmp_path: Path, test: str) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "", "tests/test_p.py": test,
+    repo = write_tree(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "", "tests/test_p.py": test,
                              "package.json": json.dumps({"devDependencies": {"prettier": "3"}})})
     assert survey(repo).companions == []
     plan = _plan(repo)
@@ -98,7 +99,7 @@ def test_a_package_json_neither_build_nor_tests_run_keeps_node_out(tmp_path: Pat
 
 
 def test_tests_that_run_node_without_a_package_json_get_the_toolchain_alone(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "", "tests/test_js.py": RUNS_NODE})
+    repo = write_tree(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "", "tests/test_js.py": RUNS_NODE})
     plan = _plan(repo)
     assert plan.ecosystem == "python+node"
     assert not any("npm" in s.command for s in plan.steps)
@@ -106,7 +107,7 @@ def test_tests_that_run_node_without_a_package_json_get_the_toolchain_alone(tmp_
 
 
 def test_node_and_rust_both_lend_and_rust_still_picks_the_image(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": MATURIN, "Cargo.toml": CRATE, "src/lib.rs": "",
+    repo = write_tree(tmp_path, {"pyproject.toml": MATURIN, "Cargo.toml": CRATE, "src/lib.rs": "",
                              "package.json": PACKAGE_JSON, "tests/test_js.py": RUNS_NODE})
     assert [c.ecosystem for c in survey(repo).companions] == ["rust", "node"]
     plan = _plan(repo)
@@ -145,7 +146,7 @@ def test_get_ecosystem_lends_node_to_the_base_image_and_the_chat_text() -> None:
 
 
 def test_the_replay_dockerfile_runs_the_node_install_after_the_build(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "", "package.json": PACKAGE_JSON,
+    repo = write_tree(tmp_path, {"pyproject.toml": SETUPTOOLS, "p/__init__.py": "", "package.json": PACKAGE_JSON,
                              "tests/test_js.py": RUNS_NODE})
     plan = _plan(repo)
     dockerfile = render_dockerfile(base_image="base", steps=plan.steps, env={}, name="p", commit=None,

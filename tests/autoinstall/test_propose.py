@@ -16,6 +16,7 @@ from autoinstall.plan.models import ModelError, PriorModel, get_model
 from autoinstall.plan.models.embedded import EmbeddedModel
 from autoinstall.survey import survey
 from envs.spec import MAX_STEPS, Plan
+from tests.autoinstall.ecosystem_checks import write_tree
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
 CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
@@ -97,13 +98,6 @@ def _plan(root: Path) -> Plan:
     return get_model("embedded").propose(survey(root), root)
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
-
-
 def test_every_fixture_has_an_expectation() -> None:
     assert set(EXPECTED) == set(CASES)
 
@@ -134,7 +128,7 @@ def test_fixture_plan(case: str) -> None:
 
 
 def test_steps_are_ordered_system_manifest_project_tests(tmp_path: Path) -> None:
-    _write(
+    write_tree(
         tmp_path,
         {
             "pyproject.toml": '[build-system]\nrequires = ["setuptools"]\n'
@@ -163,17 +157,17 @@ def test_python_version_from_requires_python(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setenv("AUTOINSTALL_PYTHON_BUILDS", str(tmp_path / "none"))  # Debian's interpreters only
     base = '[project]\nname = "p"\nversion = "1"\nrequires-python = "{}"\n'
     for spec, python, noted in ((">=3.8", "3.11", False), (">=3.12", "3.13", True), ("<3.10", "3.9", True)):
-        root = _write(tmp_path / spec.strip("<>="), {"pyproject.toml": base.format(spec)})
+        root = write_tree(tmp_path / spec.strip("<>="), {"pyproject.toml": base.format(spec)})
         plan = _plan(root)
         assert plan.python == python
         assert any("requires-python" in n for n in plan.notes) == noted
-    root = _write(tmp_path / "old", {"pyproject.toml": base.format("<3.9")})
+    root = write_tree(tmp_path / "old", {"pyproject.toml": base.format("<3.9")})
     with pytest.raises(NoInterpreterError, match=r"allows none of .*: 3\.9, 3\.11, 3\.13\."):
         _plan(root)
 
 
 def test_setup_py_build_imports_install_first_without_isolation(tmp_path: Path) -> None:
-    _write(
+    write_tree(
         tmp_path,
         {
             "setup.py": "import numpy\nfrom Cython.Build import cythonize\nfrom setuptools import setup\n"
@@ -189,7 +183,7 @@ def test_setup_py_build_imports_install_first_without_isolation(tmp_path: Path) 
 
 
 def test_custom_runner_and_load_tests(tmp_path: Path) -> None:
-    custom = _write(
+    custom = write_tree(
         tmp_path / "a",
         {
             "setup.py": "from setuptools import setup\nsetup(name='a')\n",
@@ -200,7 +194,7 @@ def test_custom_runner_and_load_tests(tmp_path: Path) -> None:
     )
     plan = _plan(custom)
     assert (plan.test_runner, plan.test_command) == ("custom", "python tests/run.py")
-    loader = _write(
+    loader = write_tree(
         tmp_path / "b",
         {
             "setup.py": "from setuptools import setup\nsetup(name='b')\n",
@@ -279,7 +273,7 @@ def test_ci_services_become_one_install_step_that_provisions_what_ci_names() -> 
 
 
 def test_a_ci_service_debian_does_not_package_is_noted_not_installed(tmp_path: Path) -> None:
-    root = _write(tmp_path, {
+    root = write_tree(tmp_path, {
         "pyproject.toml": '[project]\nname = "m"\nversion = "0"\n',
         "tests/test_m.py": "def test_m():\n    pass\n",
         ".github/workflows/t.yml": "jobs:\n  t:\n    env:\n      MONGO_URL: mongodb://mongo:27017/x\n"

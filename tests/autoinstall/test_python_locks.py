@@ -16,16 +16,10 @@ from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from autoinstall.plan.models import get_model
 from envs.spec import Diagnosis, Plan, Step
+from tests.autoinstall.ecosystem_checks import write_tree
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
 USE_LOCK = f"-c {LOCK_CONSTRAINTS}"
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def test_a_uv_lock_is_exported_and_constrains_every_install() -> None:
@@ -56,7 +50,7 @@ def test_a_poetry_lock_is_read_into_pins() -> None:
 
 
 def test_pdm_and_pipfile_locks_and_forked_versions(tmp_path: Path) -> None:
-    pdm = _write(tmp_path / "pdm", {
+    pdm = write_tree(tmp_path / "pdm", {
         "pyproject.toml": '[project]\nname = "p"\nversion = "1"\ndependencies = ["six", "numpy"]\n',
         "pdm.lock": '[[package]]\nname = "six"\nversion = "1.16.0"\n\n'
                     '[[package]]\nname = "numpy"\nversion = "1.24.4"\nmarker = "python_version < \\"3.9\\""\n\n'
@@ -66,7 +60,7 @@ def test_pdm_and_pipfile_locks_and_forked_versions(tmp_path: Path) -> None:
     (lock,) = survey(pdm).locks
     assert lock.kind == "pdm" and lock.pins == ['numpy==1.24.4; python_version < "3.9"',
                                                 'numpy==2.0.2; python_version >= "3.9"', "six==1.16.0"]
-    pipenv = _write(tmp_path / "pipenv", {
+    pipenv = write_tree(tmp_path / "pipenv", {
         "Pipfile": '[packages]\nsix = "*"\n[dev-packages]\npytest = "*"\n',
         "Pipfile.lock": json.dumps({"default": {"six": {"version": "==1.16.0"}},
                                     "develop": {"colorama": {"version": "==0.4.6",
@@ -80,7 +74,7 @@ def test_pdm_and_pipfile_locks_and_forked_versions(tmp_path: Path) -> None:
 
 def test_a_pip_tools_lock_is_chosen_for_the_interpreter(tmp_path: Path) -> None:
     pinned = "# via pip-compile\nsix==1.16.0 \\\n    --hash=sha256:abc\niniconfig==2.0.0 ; python_version >= '3.8'\n"
-    root = _write(tmp_path, {
+    root = write_tree(tmp_path, {
         "setup.py": "from setuptools import setup\nsetup(name='p')\n",
         "dependencies/tox-py311-cp311-linux-x86_64.txt": pinned,
         "dependencies/tox-py313-cp313-linux-x86_64.txt": pinned,
@@ -129,7 +123,7 @@ def test_e2e_old_commit_resolves_as_of_its_date_with_todays_build_tools(
         base_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import git  # builds the old commit
 
-    repo = _write(tmp_path / "old", {
+    repo = write_tree(tmp_path / "old", {
         # setuptools 70 came out in 2024: as of 2023-06 only the exemption lets the build find it
         "pyproject.toml": '[build-system]\nrequires = ["setuptools>=70"]\nbuild-backend = "setuptools.build_meta"\n'
                           '[project]\nname = "old"\nversion = "0.1"\ndependencies = ["iniconfig"]\n'

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.ecosystems.base import FailedTest, RepairContext
+from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.detect import detect, get_ecosystem
 from autoinstall.ecosystems.rust import RustEcosystem
 from autoinstall.ecosystems.rust.diagnosis import diagnose
@@ -22,12 +22,13 @@ from autoinstall.pipeline import build_environment
 from envs.base import ExecResult
 from envs.fake import FakeFactory, FakeSandbox
 from envs.spec import Plan, Step
+from tests.autoinstall.ecosystem_checks import (assert_diagnoses, assert_installs_debian_package_once,
+                                                repair_context, write_tree)
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "rust_crate"
 OUTPUT = (Path(__file__).parents[1] / "envs" / "data" / "cargo_test_rust_crate.txt").read_text()
 RUST = RustEcosystem()
 BUILD = Step(command="cargo test --no-run --offline", why="compile", kind="project")
-TESTS = Step(command="<tests>", why="run the test suite")
 LOCK = """version = 3
 
 [[package]]
@@ -41,13 +42,6 @@ name = "rust_crate"
 version = "0.1.0"
 dependencies = ["itoa"]
 """
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def test_the_fixture_is_rust_and_its_facts_point_into_it() -> None:
@@ -76,7 +70,7 @@ def test_the_fixture_plan_locks_vendors_builds_then_tests_per_test() -> None:
 
 
 def test_survey_reads_a_workspace_lock_sys_crates_and_toolchain(tmp_path: Path) -> None:
-    root = _write(tmp_path, {
+    root = write_tree(tmp_path, {
         "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\nresolver = "2"\n\n[workspace.package]\n'
                       'rust-version = "1.88"\n',
         "crates/db/Cargo.toml": '[package]\nname = "db"\nversion = "0.1.0"\n\n[dependencies]\n'
@@ -105,9 +99,8 @@ def test_survey_reads_a_workspace_lock_sys_crates_and_toolchain(tmp_path: Path) 
 
 
 def ctx(output: str, *, phase: str = "install", failing: Step = BUILD, **kw: object) -> RepairContext:
-    return RepairContext(plan=Plan(ecosystem="rust", python="3.13", steps=[failing]), failing=failing,
-                         phase=phase, output=output, diagnosis=diagnose(output), python="3.13",
-                         available_pythons=["3.13"], **kw)
+    plan = Plan(ecosystem="rust", python="3.13", steps=[failing])
+    return repair_context(plan, diagnose, output, phase=phase, failing=failing, **kw)
 
 
 def test_diagnoses_of_cargo_output() -> None:
@@ -133,19 +126,12 @@ def test_diagnoses_of_cargo_output() -> None:
         "failed to connect: failed to lookup address information: Temporary failure in name resolution":
             ("network_required", ""),
     }
-    for output, (kind, subject) in cases.items():
-        d = diagnose(output)
-        assert (d.kind, d.subject) == (kind, subject), output
-        assert d.evidence and d.evidence in output
-    assert diagnose("", timed_out=True).kind == "timeout"
+    assert_diagnoses(diagnose, cases)
 
 
 def test_a_sys_crates_missing_library_installs_the_debian_dev_package_first() -> None:
     out = "  The system library `openssl` required by crate `openssl-sys` was not found."
-    r = repair(ctx(out))
-    assert r is not None and r.kind == "insert_before" and r.step is not None and r.step.kind == "system"
-    assert r.step.command.endswith("apt-get install -y -qq --no-install-recommends libssl-dev")
-    assert repair(ctx(out, tried=[r])) is None  # tried already, and the build itself is never skipped
+    assert_installs_debian_package_once(repair, ctx, out, "libssl-dev")
 
 
 def test_a_dependency_needing_a_newer_rustc_reresolves_then_pins_and_the_projects_own_msrv_fails(
@@ -177,20 +163,6 @@ def test_a_stale_lock_drops_locked_from_the_vendor_step() -> None:
     assert r.step.command == "cargo vendor --versioned-dirs /opt/cargo-vendor"
 
 
-def test_tests_that_need_the_network_or_a_service_are_deselected_with_their_evidence() -> None:
-    failed = [FailedTest(test_id="c-lib::net::fetch", message="failed to lookup address information: x"),
-              FailedTest(test_id="c-test::db", message="connecting to 127.0.0.1:6379: Os { code: 111, kind: "
-                                                            "ConnectionRefused }"),
-              FailedTest(test_id="c-lib::math", message="assertion `left == right` failed"),
-              FailedTest(test_id="c-test::own", message="Os { code: 111, kind: ConnectionRefused }")]
-    out = "\n".join(f.message for f in failed)
-    r = repair(ctx(out, phase="tests", failing=TESTS, failed_tests=failed))
-    assert r is not None and r.kind == "deselect" and r.tests == ["c-test::db", "c-lib::net::fetch"]
-    assert "service" in r.reason and "internet" in r.reason
-    # a refusal on no well-known service's port (a server the suite starts itself) is no evidence
-    assert [RUST.justifies_deselection(f.message) for f in failed] == [True, True, False, False]
-
-
 def test_cargo_lock_is_the_pins_and_warm_fetches_exactly_its_registry_crates() -> None:
     box = FakeSandbox(rules=[("cat Cargo.lock", LOCK)]).start()
     assert freeze(box) == LOCK and constraints(LOCK, "rust_crate") == LOCK
@@ -199,7 +171,6 @@ def test_cargo_lock_is_the_pins_and_warm_fetches_exactly_its_registry_crates() -
     manifest = box.files["/var/tmp/autoinstall-cargo-warm/Cargo.toml"].decode()
     assert 'c0 = { package = "itoa", version = "=1.0.19", default-features = false }' in manifest
     assert box.commands()[-1] == "cd /var/tmp/autoinstall-cargo-warm && cargo fetch"
-    assert RUST.pin_env == () and RUST.as_of("2024-01-01") == {}
 
 
 class CargoMachine:

@@ -12,19 +12,13 @@ from autoinstall.ecosystems.rust import RustEcosystem
 from autoinstall.plan.models.embedded import EmbeddedModel
 from autoinstall.survey import survey
 from envs.spec import Plan, Step
+from tests.autoinstall.ecosystem_checks import write_tree
 
 MATURIN = '[build-system]\nrequires = ["maturin>=1,<2"]\nbuild-backend = "maturin"\n[project]\nname = "p"\nversion = "0.1.0"\n'
 CRATE = ('[package]\nname = "p"\nversion = "0.1.0"\nedition = "2021"\n[lib]\ncrate-type = ["cdylib"]\n'
          '[dependencies]\npyo3 = "0.23"\n')
 TEST = "import p\n\ndef test_p():\n    assert p\n"
 VENDOR = "--versioned-dirs /opt/cargo-vendor"
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 def _plan(root: Path) -> Plan:
@@ -36,7 +30,7 @@ def _vendor_step(plan: Plan) -> int:
 
 
 def test_maturin_with_a_root_cargo_toml_is_python_led_and_vendors_after_the_build(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": MATURIN, "Cargo.toml": CRATE, "src/lib.rs": "",
+    repo = write_tree(tmp_path, {"pyproject.toml": MATURIN, "Cargo.toml": CRATE, "src/lib.rs": "",
                              "tests/test_p.py": TEST})
     assert [e.name for e in detect(repo)] == ["python", "rust"]
     plan = _plan(repo)
@@ -52,7 +46,7 @@ def test_maturin_with_a_root_cargo_toml_is_python_led_and_vendors_after_the_buil
 
 
 def test_maturin_with_the_crate_in_a_subfolder_vendors_there(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": MATURIN + '[tool.maturin]\nmanifest-path = "rust/Cargo.toml"\n',
+    repo = write_tree(tmp_path, {"pyproject.toml": MATURIN + '[tool.maturin]\nmanifest-path = "rust/Cargo.toml"\n',
                              "rust/Cargo.toml": CRATE, "rust/Cargo.lock": "version = 3\n",
                              "tests/test_p.py": TEST})
     assert [e.name for e in detect(repo)] == ["python"]
@@ -62,7 +56,7 @@ def test_maturin_with_the_crate_in_a_subfolder_vendors_there(tmp_path: Path) -> 
 
 
 def test_setuptools_rust_extension_path_names_the_crate(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {
+    repo = write_tree(tmp_path, {
         "pyproject.toml": '[build-system]\nrequires = ["setuptools", "setuptools-rust"]\n'
                           'build-backend = "setuptools.build_meta"\n',
         "setup.py": 'from setuptools import setup\nfrom setuptools_rust import RustExtension\n'
@@ -76,14 +70,14 @@ def test_setuptools_rust_extension_path_names_the_crate(tmp_path: Path) -> None:
 
 
 def test_setuptools_rust_in_build_requires_alone_is_enough(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": '[build-system]\nrequires = ["setuptools", "setuptools_rust>=1.7"]\n',
+    repo = write_tree(tmp_path, {"pyproject.toml": '[build-system]\nrequires = ["setuptools", "setuptools_rust>=1.7"]\n',
                              "Cargo.toml": CRATE, "test_p.py": TEST})
     assert detect(repo)[0].name == "python"
     assert survey(repo).ecosystem == "python+rust"
 
 
 def test_a_rust_crate_with_a_pyproject_for_tooling_only_stays_rust_led(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"Cargo.toml": CRATE, "src/lib.rs": "pub fn f() {}\n",
+    repo = write_tree(tmp_path, {"Cargo.toml": CRATE, "src/lib.rs": "pub fn f() {}\n",
                              "pyproject.toml": "[tool.ruff]\nline-length = 100\n", "scripts/gen.py": "print(1)\n"})
     assert [e.name for e in detect(repo)] == ["rust", "python"]
     plan = _plan(repo)
@@ -91,7 +85,7 @@ def test_a_rust_crate_with_a_pyproject_for_tooling_only_stays_rust_led(tmp_path:
 
 
 def test_maturin_without_python_tests_stays_rust_led(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": MATURIN, "Cargo.toml": CRATE, "src/lib.rs": ""})
+    repo = write_tree(tmp_path, {"pyproject.toml": MATURIN, "Cargo.toml": CRATE, "src/lib.rs": ""})
     assert detect(repo)[0].name == "rust"
 
 
@@ -112,7 +106,7 @@ def test_get_ecosystem_composes_the_lead_with_its_companions_toolchain() -> None
 
 
 def test_a_companions_env_prefixes_the_project_step_and_its_steps_go_around_it(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"pyproject.toml": MATURIN, "Cargo.toml": CRATE, "tests/test_p.py": TEST})
+    repo = write_tree(tmp_path, {"pyproject.toml": MATURIN, "Cargo.toml": CRATE, "tests/test_p.py": TEST})
 
     class Lender:
         name = "rust"

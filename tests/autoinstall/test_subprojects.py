@@ -15,7 +15,7 @@ from autoinstall.survey import survey
 from autoinstall.verify.checks import count_suite
 from envs.fake import FakeSandbox
 from envs.spec import Plan, Step
-from tests.autoinstall.test_rust_companion import _write
+from tests.autoinstall.ecosystem_checks import write_tree
 
 REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
 MONO = REPOS / "monorepo_subproject"
@@ -41,7 +41,7 @@ def test_the_folder_the_ci_works_in_is_built_and_every_command_runs_there() -> N
 
 
 def test_without_ci_a_project_with_tests_then_the_shallowest_then_by_name(tmp_path: Path) -> None:
-    repo = _write(tmp_path, {"a/pyproject.toml": PYPROJECT, "b/pyproject.toml": PYPROJECT,
+    repo = write_tree(tmp_path, {"a/pyproject.toml": PYPROJECT, "b/pyproject.toml": PYPROJECT,
                              "b/tests/test_b.py": "def test_b():\n    pass\n",
                              "examples/demo/pyproject.toml": PYPROJECT, "vendor/lib/go.mod": "module x\n",
                              "b/sub/pyproject.toml": PYPROJECT})  # inside b: part of it, not its own project
@@ -50,17 +50,17 @@ def test_without_ci_a_project_with_tests_then_the_shallowest_then_by_name(tmp_pa
     notes = survey(repo).notes
     assert any("it has tests" in n for n in notes) and any("1 other project(s) not built" in n and "a/" in n
                                                            for n in notes)
-    plain = _write(tmp_path / "plain", {"zeta/go.mod": "module z\n\ngo 1.22\n", "alpha/x/Cargo.toml": "[package]\n"})
+    plain = write_tree(tmp_path / "plain", {"zeta/go.mod": "module z\n\ngo 1.22\n", "alpha/x/Cargo.toml": "[package]\n"})
     assert detect(plain)[0].name == "go@zeta"  # the shallowest
-    web = _write(tmp_path / "web", {"app/package.json": '{"scripts": {"test": "node --test"}}',
+    web = write_tree(tmp_path / "web", {"app/package.json": '{"scripts": {"test": "node --test"}}',
                                     "app/build_helper.py": "print('a script, no Python project')\n"})
     assert detect(web)[0].name == "node@app"  # the manifest's ecosystem, not the one loose scripts suggest
 
 
 def test_a_root_that_builds_is_never_nested_and_an_empty_tree_falls_back(tmp_path: Path) -> None:
-    repo = _write(tmp_path / "r", {"pyproject.toml": PYPROJECT, "sub/package.json": "{}"})
+    repo = write_tree(tmp_path / "r", {"pyproject.toml": PYPROJECT, "sub/package.json": "{}"})
     assert [e.name for e in detect(repo)] == ["python"] and not isinstance(detect(repo)[0], Nested)
-    assert detect(_write(tmp_path / "e", {"README.md": "# nothing\n", "docs/requirements.txt": "x\n"})) == [FALLBACK]
+    assert detect(write_tree(tmp_path / "e", {"README.md": "# nothing\n", "docs/requirements.txt": "x\n"})) == [FALLBACK]
 
 
 def test_the_recorded_name_rebuilds_the_nested_ecosystem() -> None:

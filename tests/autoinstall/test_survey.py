@@ -11,6 +11,7 @@ from autoinstall.ecosystems.python import RepoFacts
 from autoinstall.ecosystems.python.imports import extract_imports
 from autoinstall.ecosystems.python.survey.tasks import tox_substitute
 from autoinstall.survey import survey
+from tests.autoinstall.ecosystem_checks import write_tree
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
 CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
@@ -20,13 +21,6 @@ PYTHON_CASES = [c for c in CASES if not any((REPOS / c / m).is_file() for m in (
 
 def _facts(case: str) -> RepoFacts:
     return survey(REPOS / case)
-
-
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -157,7 +151,7 @@ def test_sparse_repositories(case: str) -> None:
 
 
 def test_nox_hatch_justfile_and_docs(tmp_path: Path) -> None:
-    _write(
+    write_tree(
         tmp_path,
         {
             "noxfile.py": 'import nox\nDEPS = ["pytest", "coverage"]\n\n@nox.session(python=["3.11"])\n'
@@ -193,7 +187,7 @@ def test_nox_hatch_justfile_and_docs(tmp_path: Path) -> None:
 
 
 def test_tox_in_pyproject_legacy_and_native(tmp_path: Path) -> None:
-    legacy = _write(
+    legacy = write_tree(
         tmp_path / "a",
         {
             "pyproject.toml": '[tool.tox]\nlegacy_tox_ini = """\n[testenv]\n'
@@ -202,7 +196,7 @@ def test_tox_in_pyproject_legacy_and_native(tmp_path: Path) -> None:
     )
     env = survey(legacy).task_envs[0]
     assert ([d.spec for d in env.deps], env.extras, env.commands) == (["pytest-mock"], ["test"], ["pytest"])
-    native = _write(
+    native = write_tree(
         tmp_path / "b",
         {
             "tox.toml": '[env_run_base]\ndeps = ["pytest>=8"]\ndependency_groups = ["test"]\n'
@@ -218,7 +212,7 @@ def test_tox_in_pyproject_legacy_and_native(tmp_path: Path) -> None:
 
 
 def test_pytest_ini_takes_precedence_and_setup_cfg(tmp_path: Path) -> None:
-    _write(
+    write_tree(
         tmp_path,
         {
             "pytest.ini": "[pytest]\naddopts = -p pytest_mock --cov=x -n auto\ntestpaths = t\n",
@@ -234,7 +228,7 @@ def test_pytest_ini_takes_precedence_and_setup_cfg(tmp_path: Path) -> None:
 
 
 def test_requirements_files_nested_and_ci_apt(tmp_path: Path) -> None:
-    _write(
+    write_tree(
         tmp_path,
         {
             "requirements/test.txt": "-r base.txt\npytest  # runner\n--index-url https://x\n",
@@ -257,7 +251,7 @@ def test_requirements_files_nested_and_ci_apt(tmp_path: Path) -> None:
 
 
 def test_malformed_files_become_notes(tmp_path: Path) -> None:
-    _write(
+    write_tree(
         tmp_path,
         {
             "pyproject.toml": "[project\nname=",
@@ -277,7 +271,7 @@ def test_malformed_files_become_notes(tmp_path: Path) -> None:
 
 
 def test_imports_skip_stdlib_local_relative_and_flag_optional(tmp_path: Path) -> None:
-    _write(
+    write_tree(
         tmp_path,
         {
             "pkg/__init__.py": "import os\nfrom . import sub\nfrom pkg import sub\nimport helpers\n"
@@ -301,7 +295,7 @@ def test_tox_substitutions_are_expanded_not_cut() -> None:
 
 
 def test_services_keep_their_container_env_and_the_literal_env_of_the_job(tmp_path: Path) -> None:
-    _write(
+    write_tree(
         tmp_path,
         {
             ".github/workflows/tests.yml": "env:\n  TOP: '1'\njobs:\n  t:\n    env:\n      APP_DB: app\n"
@@ -372,7 +366,7 @@ SOCKET_AT = {"python": "b.py", "go": "s.go", "rust": "tests/s.rs", "java": "src/
 
 
 def _project(root: Path, ecosystem: str) -> Path:
-    return _write(root / "repo", ECOSYSTEM_FILES[ecosystem])
+    return write_tree(root / "repo", ECOSYSTEM_FILES[ecosystem])
 
 
 def _plan_text(repo: Path) -> str:
@@ -407,8 +401,8 @@ def test_fifos_and_sockets_are_skipped_with_a_note_and_never_opened(tmp_path: Pa
 
 @pytest.mark.parametrize("ecosystem", sorted(ECOSYSTEM_FILES))
 def test_nothing_is_read_or_listed_across_a_link_out_of_the_checkout(tmp_path: Path, ecosystem: str) -> None:
-    host = _write(tmp_path / "host", {name: f"{SECRET}\n" for name in READ_BESIDE})
-    _write(host, {"workflows/ci.yml": f"jobs:\n  t:\n    steps:\n      - run: pytest {SECRET}\n",
+    host = write_tree(tmp_path / "host", {name: f"{SECRET}\n" for name in READ_BESIDE})
+    write_tree(host, {"workflows/ci.yml": f"jobs:\n  t:\n    steps:\n      - run: pytest {SECRET}\n",
                   "Cargo.toml": f'[package]\nname = "{SECRET}"\n',
                   "package.json": json.dumps({"name": SECRET}), "pkg/__init__.py": f"import {SECRET}\n",
                   f"{SECRET}.py": "", "go.mod": f"module {SECRET}\n"})
@@ -488,7 +482,7 @@ VALID_BUT_ODD = {"workflow YAML recursive"}
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_malformed_manifests_are_notes_never_tracebacks(tmp_path: Path, case: str) -> None:
-    repo = _write(tmp_path / "repo", MALFORMED[case])
+    repo = write_tree(tmp_path / "repo", MALFORMED[case])
     facts = survey(repo)
     _plan_text(repo)
     assert facts.notes or case in VALID_BUT_ODD, "a malformed manifest says so"

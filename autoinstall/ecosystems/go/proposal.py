@@ -14,6 +14,11 @@ TEST = "go test -json -count=1 -vet=off ./..."
 vet would fail tests the project's own Go passes)."""
 LIST = "go test -list '^(Test|Example|Fuzz)' -vet=off ./..."
 """Compiles every test binary and names the tests without running them: Go's collection."""
+CHAT_ENVIRONMENT = (
+    "Commands run with bash in /workspace (a Go module) inside a Debian container with Debian's Go "
+    "toolchain; modules come from the Go module proxy (`go mod download`). Build with `go build ./...`; "
+    "tests run offline with `go test ./...` (test_runner go).")
+"""For chat models: Debian's Go, the Go module proxy, and `go test` offline."""
 
 
 def _system_step(facts: GoFacts) -> Step | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
 from autoinstall.ecosystems.go.diagnosis import NETWORK_OFF, SERVICE_REFUSED
-from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
+from autoinstall.ecosystems.rules import deselecting, first_repair
 from envs.spec import Evidence, Repair, Step
 
 
@@ -54,23 +54,15 @@ def _whole_packages(tests: list[str], all_tests: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _deselect(ctx: RepairContext) -> Repair | None:
-    """Tests whose own failure message shows a refused connection or no internet: left out, with reason."""
-    service, network = offline_or_refused(ctx, SERVICE_REFUSED, NETWORK_OFF)
-    if not service and not network:
-        return None
-    tests = _whole_packages(list(dict.fromkeys(_top_level(t) for t in service + network)), ctx.test_ids)
-    where = ctx.diagnosis.subject if ctx.diagnosis.kind == "service_unavailable" else ""
-    return Repair(kind="deselect", tests=tests, reason=deselection_reason(service, network, where))
+def _runnable(tests: list[str], ctx: RepairContext) -> list[str]:
+    """What `go test` can leave out of these test ids: whole top-level tests, or whole packages."""
+    return _whole_packages(list(dict.fromkeys(_top_level(t) for t in tests)), ctx.test_ids)
 
 
 RULES = {
-    "missing_header": _system_package,
-    "missing_library": _system_package,
-    "missing_tool": _system_package,
+    **dict.fromkeys(("missing_header", "missing_library", "missing_tool"), _system_package),
     "missing_module": _tidy,
-    "service_unavailable": _deselect,
-    "network_required": _deselect,
+    **deselecting(SERVICE_REFUSED, NETWORK_OFF, _runnable),
 }
 
 

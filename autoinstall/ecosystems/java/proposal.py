@@ -11,6 +11,12 @@ from envs.spec import Check, Evidence, Plan, Step
 
 IMAGE_JDK = "21"
 """Debian trixie's JDK (openjdk-21): what `maven.compiler.release` has to fit (Debian has no 17 or 25 there)."""
+CHAT_ENVIRONMENT = (
+    "Commands run with bash in /workspace (a Maven project) inside a Debian container with Debian's "
+    "OpenJDK 21 and Maven; artifacts come from Maven Central. Resolve while online by a build that runs "
+    "one test class (`mvn -B test -Dtest=SomeTest`, so Surefire's provider is fetched too; "
+    "dependency:go-offline misses it); tests run offline with `mvn -B -o test` (test_runner maven).")
+"""For chat models: Debian's JDK 21 and Maven, Maven Central, and `mvn -o test` offline."""
 CACHE_REPOSITORY = "file:///cache/maven"
 """The shared package cache, read through as a Maven repository (layout of Maven Central) before Central:
 what a build downloads still lands in ~/.m2/repository, inside the image."""

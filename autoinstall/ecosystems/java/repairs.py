@@ -10,7 +10,7 @@ from autoinstall.ecosystems.java.modules import MAVEN_ARGS, leave_out_module
 from autoinstall.ecosystems.java.pins import CENTRAL
 from autoinstall.ecosystems.java.proposal import IMAGE_JDK
 from autoinstall.ecosystems.java.staticanalysis import disable_step
-from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
+from autoinstall.ecosystems.rules import deselecting, first_repair
 from envs.spec import Evidence, Repair, Step
 
 OLDEST_RELEASE = "8"
@@ -96,21 +96,11 @@ def _release_parent(ctx: RepairContext) -> Repair | None:
                   reason=f"{ctx.diagnosis.describe()} -> the parent's release version (pom.xml edited)")
 
 
-def _deselect(ctx: RepairContext) -> Repair | None:
-    """Tests whose own failure message shows a refused connection or no internet: left out, with reason."""
-    service, network = offline_or_refused(ctx, SERVICE_REFUSED, NETWORK_OFF)
-    if not service and not network:
-        return None
-    return Repair(kind="deselect", tests=list(dict.fromkeys(service + network)),
-                  reason=deselection_reason(service, network))
-
-
 RULES = {
     "missing_tool": _tool,
     "missing_module": _resolve_online,
     "no_distribution": _release_parent,
-    "service_unavailable": _deselect,
-    "network_required": _deselect,
+    **deselecting(SERVICE_REFUSED, NETWORK_OFF),
 }
 
 

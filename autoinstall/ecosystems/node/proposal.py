@@ -19,6 +19,12 @@ before Debian's /usr/bin/node on PATH; Debian's npm runs on it."""
 NPM_FLAGS = "--no-audit --no-fund --prefer-offline"
 """No audit or funding requests; package metadata from the (layered, shared) npm cache when it has it:
 halves a warm install (jshttp/mime-types: 33 s -> 17 s)."""
+CHAT_ENVIRONMENT = (
+    "Commands run with bash in /workspace (a Node.js package) inside a Debian container with Debian's "
+    "nodejs and npm (no downloads from nodejs.org); packages come from the npm registry. Install with "
+    "the lock file's manager (`npm ci`, else `npm install`), build when the tests need it; tests run "
+    "offline with the package's test script (test_runner node).")
+"""For chat models: Debian's Node and npm, the npm registry, and the test script offline."""
 LOCK_FROM_PINS = "/opt/autoinstall/constraints.txt"
 """Where the replay image finds the recorded constraints: for npm, the package-lock.json the build resolved."""
 _FLAGS = f"{NPM_FLAGS} {IGNORE_SCRIPTS}"

@@ -9,7 +9,7 @@ from autoinstall.ecosystems.browsers import browser_repair
 from autoinstall.ecosystems.node.diagnosis import NETWORK_OFF, SERVICE_REFUSED
 from autoinstall.ecosystems.node.proposal import IMAGE_NODE, NODE_FROM_REGISTRY, node_step
 from autoinstall.ecosystems.node.scripts import REBUILD, failed_scripts, skipped, unreachable_host, without_scripts
-from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
+from autoinstall.ecosystems.rules import deselecting, first_repair
 from envs.spec import Evidence, Repair, Step
 
 MANAGERS = {"yarn": "yarn@1", "pnpm": "pnpm"}
@@ -90,24 +90,13 @@ def _peers(ctx: RepairContext) -> Repair | None:
                                                     "(npm 6's resolution, recorded in the step)")
 
 
-def _deselect(ctx: RepairContext) -> Repair | None:
-    """Tests whose own failure message shows a refused connection or no internet: left out, with reason."""
-    service, network = offline_or_refused(ctx, SERVICE_REFUSED, NETWORK_OFF)
-    if not service and not network:
-        return None
-    where = ctx.diagnosis.subject if ctx.diagnosis.kind == "service_unavailable" else ""
-    return Repair(kind="deselect", tests=list(dict.fromkeys(service + network)),
-                  reason=deselection_reason(service, network, where))
-
-
 RULES = {
     "missing_header": lambda ctx: system_package_repair(ctx, "node-gyp"),
     "missing_library": lambda ctx: system_package_repair(ctx, "node-gyp"),
     "missing_tool": _tool,
     "missing_module": _module,
     "no_distribution": _peers,
-    "service_unavailable": _deselect,
-    "network_required": _deselect,
+    **deselecting(SERVICE_REFUSED, NETWORK_OFF),
 }
 
 

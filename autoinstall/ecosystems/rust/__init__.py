@@ -9,59 +9,26 @@ service or the internet), `pins.py` (Cargo.lock as the pins, the registry cache 
 """
 from __future__ import annotations
 
-from pathlib import Path
-
-from autoinstall.ecosystems.repofiles import is_file
-from autoinstall.ecosystems.rules import LockPinned
+from autoinstall.ecosystems.compiled import CompiledEcosystem, Language
+from autoinstall.ecosystems.rust import diagnosis, pins
 from autoinstall.ecosystems.rust.companion import PACKAGES, companion
-from autoinstall.ecosystems.rust.diagnosis import NETWORK_OFF, SERVICE_REFUSED, diagnose
 from autoinstall.ecosystems.rust.grading import RULES as GRADING
-from autoinstall.ecosystems.rust.pins import constraints, freeze, warm
-from autoinstall.ecosystems.rust.proposal import propose_plan
+from autoinstall.ecosystems.rust.proposal import CHAT_ENVIRONMENT, propose_plan
 from autoinstall.ecosystems.rust.repairs import repair
 from autoinstall.ecosystems.rust.survey import RustFacts, survey
-from envs.spec import Plan
 
 
-class RustEcosystem(LockPinned):
-    """Cargo projects: `cargo vendor` into the image, `cargo test --no-run`, `cargo test` per test."""
+class RustEcosystem(CompiledEcosystem):
+    """Cargo projects: `cargo vendor` into the image, `cargo test --no-run`, `cargo test` per test. The base
+    image is trixie's, whose Debian rustc is 1.85. rustup cannot download toolchains on these machines, so a
+    newer rust-version is a recorded failure, not a repair. Cargo.lock pins every crate: the replay
+    Dockerfile's lock step reads the constraints file itself."""
 
-    name = "rust"
-    manifests = ("Cargo.toml",)
-    """Files that make a folder a project of its own (subprojects.py: a monorepo's packages)."""
-    toolchains = ("3.13",)
-    """The base image's Python (for the tool server): trixie's, whose Debian rustc is 1.85. rustup cannot
-    download toolchains on these machines, so a newer rust-version is a recorded failure, not a repair."""
-    chat_environment = (
-        "Commands run with bash in /workspace (a Cargo project) inside a Debian container with Debian's "
-        "rustc and cargo (no rustup: other toolchains cannot be downloaded); crates come from crates.io. "
-        "Fetch and build the tests while online (`cargo fetch`, `cargo test --no-run`); tests run offline "
-        "with `cargo test` (test_runner cargo).")
-    PACKAGES = PACKAGES
-    REGISTRY = "crates.io"
-    SERVICE_REFUSED = SERVICE_REFUSED
-    NETWORK_OFF = NETWORK_OFF
-    pin_env = ()
-    grading = GRADING
-    """What of an agent's change belongs to the task, not to the fix (envs/grading/policy.py)."""
-    """Cargo.lock pins every crate: the replay Dockerfile's lock step reads the constraints file itself."""
-
-    def detect(self, repo: Path) -> bool:
-        return is_file(repo, repo / "Cargo.toml")
-
-    # The protocol methods that are this package's functions as they are.
-    survey = staticmethod(survey)
-    diagnose = staticmethod(diagnose)
-    repair = staticmethod(repair)
-    freeze = staticmethod(freeze)
-    warm = staticmethod(warm)
-    constraints = staticmethod(constraints)
+    language = Language(name="rust", manifests=("Cargo.toml",), survey=survey, propose=propose_plan,
+                        chat_environment=CHAT_ENVIRONMENT, packages=PACKAGES, diagnosis=diagnosis,
+                        repair=repair, registry="crates.io", pins=pins, grading=GRADING)
     companion = staticmethod(companion)
     """What a leading ecosystem whose build compiles a crate borrows (companion.py)."""
-
-    def propose(self, facts: RustFacts, repo: Path, toolchains: tuple[str, ...]) -> Plan:  # type: ignore[override]
-        # `toolchains` are the model's Python versions, not Rust's: the image is always this ecosystem's.
-        return propose_plan(facts, Path(repo), self.toolchains[0])
 
 
 __all__ = ["RustEcosystem", "RustFacts"]

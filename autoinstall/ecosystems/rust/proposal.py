@@ -18,6 +18,12 @@ MSRV_AWARE = "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS=fallback"
 (cargo >= 1.84). Not the first choice: a project's old MSRV picks dependencies older than its tests expect
 (hyperium/http: rust-version 1.57 -> quickcheck 1.0.3, whose missing impls break a test target), so it is the
 repair for a dependency that needs a newer rustc."""
+CHAT_ENVIRONMENT = (
+    "Commands run with bash in /workspace (a Cargo project) inside a Debian container with Debian's "
+    "rustc and cargo (no rustup: other toolchains cannot be downloaded); crates come from crates.io. "
+    "Fetch and build the tests while online (`cargo fetch`, `cargo test --no-run`); tests run offline "
+    "with `cargo test` (test_runner cargo).")
+"""For chat models: Debian's rustc and cargo without rustup, crates.io, and `cargo test` offline."""
 LOCK = f"if [ -s {LOCK_FROM_PINS} ]; then cp {LOCK_FROM_PINS} Cargo.lock; else cargo generate-lockfile; fi"
 """No Cargo.lock in the repository: resolve one (newest versions, as CI does); the replay Dockerfile copies
 the recorded one instead."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
-from autoinstall.ecosystems.rules import deselection_reason, first_repair, offline_or_refused
+from autoinstall.ecosystems.rules import deselecting, first_repair
 from autoinstall.ecosystems.rust.diagnosis import NETWORK_OFF, SERVICE_REFUSED, rustc_needed
 from autoinstall.ecosystems.rust.msrv import around_vendoring, newest_for_rustc
 from autoinstall.ecosystems.rust.proposal import IMAGE_RUSTC, MSRV_AWARE
@@ -62,22 +62,10 @@ def _unlock(ctx: RepairContext) -> Repair | None:
     return Repair(kind="replace", step=step, reason="Cargo.lock is out of date with Cargo.toml -> update it")
 
 
-def _deselect(ctx: RepairContext) -> Repair | None:
-    """Tests whose own failure message shows a refused connection or no internet: left out, with reason."""
-    service, network = offline_or_refused(ctx, SERVICE_REFUSED, NETWORK_OFF)
-    if not service and not network:
-        return None
-    return Repair(kind="deselect", tests=list(dict.fromkeys(service + network)),
-                  reason=deselection_reason(service, network))
-
-
 RULES = {
-    "missing_header": _system_package,
-    "missing_library": _system_package,
-    "missing_tool": _system_package,
+    **dict.fromkeys(("missing_header", "missing_library", "missing_tool"), _system_package),
     "missing_module": _unlock,
-    "service_unavailable": _deselect,
-    "network_required": _deselect,
+    **deselecting(SERVICE_REFUSED, NETWORK_OFF),
 }
 
 
