@@ -1,10 +1,37 @@
 """Shared fixtures. Docker-backed fixtures skip when no engine answers, but fail when CI is set:
-CI must prove the Docker path, never silently skip it."""
+CI must prove the Docker path, never silently skip it.
+
+The run is spread over xdist workers (`-n`, with `--dist loadgroup` from pyproject.toml): a Docker or slow
+test runs on the worker of its module's other such tests (their module fixtures are made once), except in SPREAD,
+whose tests run side by side; SLOWEST start first; builds several modules use are made once per run
+(`builds`, tests/builds.py)."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.builds import Builds
+
+SPREAD = ("tests/adversarial/test_cheating_agents.py", "tests/autoinstall/test_e2e_fixtures.py",
+          "tests/envs/test_host_ca.py", "tests/autoinstall/test_node.py",
+          "tests/autoinstall/test_tasks_docker_js_java.py", "tests/autoinstall/test_python_locks.py",
+          "tests/autoinstall/test_debug.py", "tests/test_cli_signals.py")
+"""Modules whose Docker tests share no module fixture worth keeping on one worker."""
+_CHEATS = "tests/adversarial/test_cheating_agents.py::test_"
+SLOWEST = (f"{_CHEATS}the_runtime_pays_only_the_fix[go]", f"{_CHEATS}the_runtime_pays_only_the_fix[java]",
+           f"{_CHEATS}harbor_pays_only_the_fix", "tests/envs/test_host_ca.py", "tests/autoinstall/test_tasks_docker.py",
+           f"{_CHEATS}swebench_resolves_only_the_fix", f"{_CHEATS}the_runtime_pays_only_the_fix",
+           "tests/autoinstall/test_node_scripts.py", "tests/autoinstall/test_e2e_fixtures.py",
+           "tests/autoinstall/test_ray_executor.py", "tests/autoinstall/test_tasks_docker_js_java.py",
+           "tests/autoinstall/test_interpreters.py", "tests/autoinstall/test_java_modules.py",
+           "tests/envs/test_harbor.py", "tests/test_cli_signals.py", "tests/envs/test_docker.py")
+"""Started first, longest first (as measured with --durations), so the run does not end on one of them alone;
+an item takes the rank of the first prefix its id starts with."""
+DOCKER_FIXTURES = ("docker_engine", "base_image", "builds")
+"""Fixtures that need the engine: a test using one (directly or through its fixtures) is marked `docker`."""
 
 
 def _need_docker(reason: str) -> None:
@@ -33,9 +60,38 @@ def base_image(docker_engine: None) -> str:
     return ensure_base_image(python="3.11")
 
 
+@pytest.fixture(scope="session")
+def builds(base_image: str, tmp_path_factory: pytest.TempPathFactory) -> Builds:
+    """The run's shared builds: each fixture environment and task built once, whichever worker asks first."""
+    from tests.builds import Builds, run_root  # local: it imports the whole builder, which the fast tier skips
+
+    return Builds(run_root(tmp_path_factory))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "docker_engine" in getattr(item, "fixturenames", ()) or "base_image" in getattr(
-            item, "fixturenames", ()
-        ):
+        if any(name in getattr(item, "fixturenames", ()) for name in DOCKER_FIXTURES):
             item.add_marker(pytest.mark.docker)
+        path = item.nodeid.split("::")[0]
+        heavy = item.get_closest_marker("docker") or item.get_closest_marker("slow")
+        if heavy and path not in SPREAD and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(path))
+    rank = {prefix: i for i, prefix in enumerate(SLOWEST)}
+
+    def first(item: pytest.Item) -> int:
+        return next((i for prefix, i in rank.items() if item.nodeid.startswith(prefix)), len(rank))
+
+    items.sort(key=first)  # stable: the same order on every worker, as xdist needs
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller (or a run without workers) removes the images the shared builds made, once every
+    worker is done with them."""
+    if hasattr(session.config, "workerinput"):
+        return
+    # pytest's own TempPathFactory: what the tmp_path_factory fixture returns, outside a fixture
+    root = session.config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    if (root / "builds").is_dir():
+        from tests.builds import Builds  # local: only runs that built something get here
+
+        Builds(root).remove_images()

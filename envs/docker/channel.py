@@ -24,9 +24,14 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from envs.errors import EnvError
+
 CHANNEL_MOUNT = "/run/autoinstall-tools"
 """Where the channel directory appears inside the container."""
 _PEERCRED = struct.Struct("3i")
+PAUSE_BACKOFF_S = (0.1, 0.3, 1.0)
+"""Waits before pausing again after the engine answered "unable to freeze": the cgroup freezer gives up when
+a process keeps changing state (forking, in an uninterruptible read) under load; a moment later it freezes."""
 
 
 def make_channel_dir() -> Path:
@@ -122,8 +127,15 @@ class ChannelMixin:
         """The container's processes frozen (cgroup freezer, as `docker commit` does) while the host reads its
         files: nothing in it can swap a directory for a symlink out of it, or half-write a file, meanwhile."""
         api = self._client.api  # type: ignore[attr-defined]
-        with self._engine("pause"):  # type: ignore[attr-defined]
-            api.pause(self._cid)
+        for wait in (*PAUSE_BACKOFF_S, None):
+            try:
+                with self._engine("pause"):  # type: ignore[attr-defined]
+                    api.pause(self._cid)
+                break
+            except EnvError as e:
+                if wait is None or "unable to freeze" not in str(e):
+                    raise
+                time.sleep(wait)
         try:
             yield
         finally:

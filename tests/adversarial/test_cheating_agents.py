@@ -6,14 +6,20 @@ Needs Docker, Harbor and swebench (scripts/setup.sh installs them); fails under 
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.adversarial import cheats
-from tests.adversarial.surfaces import GOLD, LanguageTask, make_language_task, runtime_rewards
-from tests.adversarial.surfaces import harbor_rewards, swebench_resolved
+from tests.adversarial.surfaces import (
+    FIXTURES,
+    GOLD,
+    LanguageTask,
+    harbor_rewards,
+    runtime_rewards,
+    swebench_resolved,
+)
+from tests.builds import Builds
 from tests.envs.task_env import tool_python
 from tests.envs.test_harbor import harbor_executable
 
@@ -24,25 +30,19 @@ def expected(play: str) -> float:
     return 1.0 if play == GOLD else 0.0
 
 
-@pytest.fixture(scope="session")
-def language_tasks(docker_engine: None, tmp_path_factory: pytest.TempPathFactory
-                   ) -> Iterator[dict[str, LanguageTask]]:
-    """One task per language, made once for the session (the builds use the machine's caches)."""
-    from envs.docker import remove_image
-
-    made: dict[str, LanguageTask] = {}
-    try:
-        for language in cheats.LANGUAGES:
-            made[language] = make_language_task(language, tmp_path_factory.mktemp(f"cheat-{language}"))
-        yield made
-    finally:
-        for lt in made.values():
-            remove_image(lt.task.image)
+def language_task(language: str, builds: Builds) -> LanguageTask:
+    """The language's task, made once per run (tests/builds.py) from its fixture repository the way users make
+    one: each test asks for its own language's, so the five are built side by side on the run's workers."""
+    built = builds.task(FIXTURES[language])
+    assert built.env.spec.status == "verified", built.env.spec.failure
+    assert built.report.tasks, (built.report.candidates, built.report.dropped)
+    assert built.report.tasks[0].grading is not None
+    return LanguageTask(language, built.env.catalog, built.report.tasks[0])
 
 
 @pytest.mark.parametrize("language", cheats.LANGUAGES)
-def test_the_runtime_pays_only_the_fix(language: str, language_tasks: dict[str, LanguageTask]) -> None:
-    lt = language_tasks[language]
+def test_the_runtime_pays_only_the_fix(language: str, builds: Builds) -> None:
+    lt = language_task(language, builds)
     naive: dict[str, float] = {}
     rewards = runtime_rewards(lt, lt.plays(), naive)
     wrong = {play: value for play, value in rewards.items() if value != expected(play)}
@@ -52,15 +52,17 @@ def test_the_runtime_pays_only_the_fix(language: str, language_tasks: dict[str, 
         assert len(paid) >= 8, paid
 
 
-def test_harbor_pays_only_the_fix(language_tasks: dict[str, LanguageTask], tmp_path: Path) -> None:
-    rewards = harbor_rewards(harbor_executable(), list(language_tasks.values()), tmp_path)
+@pytest.mark.parametrize("language", cheats.LANGUAGES)
+def test_harbor_pays_only_the_fix(language: str, builds: Builds, tmp_path: Path) -> None:
+    rewards = harbor_rewards(harbor_executable(), [language_task(language, builds)], tmp_path)
     wrong = {key: value for key, value in rewards.items() if value != expected(key[1])}
     assert not wrong, wrong
-    assert {language for language, _ in rewards} == set(cheats.LANGUAGES)
+    assert {language for language, _ in rewards} == {language}
 
 
-def test_swebench_resolves_only_the_fix(language_tasks: dict[str, LanguageTask], tmp_path: Path) -> None:
+@pytest.mark.parametrize("language", cheats.LANGUAGES)
+def test_swebench_resolves_only_the_fix(language: str, builds: Builds, tmp_path: Path) -> None:
     python = tool_python("swebench", "swebench 5.x")
-    resolved = swebench_resolved(python, list(language_tasks.values()), tmp_path)
+    resolved = swebench_resolved(python, [language_task(language, builds)], tmp_path)
     wrong = {key: value for key, value in resolved.items() if value != expected(key[1])}
     assert not wrong, wrong

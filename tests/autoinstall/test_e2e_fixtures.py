@@ -1,10 +1,11 @@
 """Every fixture repository end to end on real Docker: survey -> propose -> install/repair -> verify.
 
-Each case states its expected outcome in tests/fixtures/repos/<case>/expected.json. The selected cases are
-built E2E_JOBS at a time in one process, as `autoinstall batch` builds (threads sharing one AUTOINSTALL_HOME):
-builds wait on downloads, containers and commits more than on the CPU, and the hostile fixtures that poison caches,
-probe the network or fill disks run beside others, whose results their tricks must not change (the fork and
-memory bombs, which take the machine's CPU, are built alone after the pool: ALONE).
+Each case states its expected outcome in tests/fixtures/repos/<case>/expected.json. Each case's test builds it
+(once per run: tests/builds.py), so the cases spread over the run's xdist workers and build side by side in one
+AUTOINSTALL_HOME, as `autoinstall batch` builds: builds wait on downloads, containers and commits more than on
+the CPU, and the hostile fixtures that poison caches, probe the network or fill disks run beside others, whose
+results their tricks must not change. The longest builds come first (SLOW_FIRST); the fork and memory bombs,
+which take the machine's CPU, come last (ALONE), when the fewest other tests run beside them.
 """
 import json
 import os
@@ -12,7 +13,6 @@ import socket
 import subprocess
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ import pytest
 from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from envs.spec import EnvSpec
+from tests.builds import Builds, BuiltEnv
 
 REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
 BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Docker and checks every test id",
@@ -30,17 +31,17 @@ BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Do
                    "node_install_scripts": "tests/autoinstall/test_node_scripts.py builds it on Docker and checks the "
                                            "scripts left out and the one timeout"}
 """Fixtures a dedicated Docker test already builds with stricter assertions: one build each keeps CI short."""
-CASES = sorted(p.name for p in REPOS.iterdir() if (p / "expected.json").is_file() and p.name not in BUILT_ELSEWHERE)
-REBUILT = "c_extension_needs_dev_package"
-"""The case built with the rebuild check (its expected.json options): its replay Dockerfile is rebuilt too."""
-E2E_JOBS = int(os.environ.get("AUTOINSTALL_E2E_JOBS", "3"))
-"""Fixture builds at once (autoinstall batch's default is 2; one more keeps two cores busy through the waits)."""
 SLOW_FIRST = ("node_browser", "python_browser", "service_postgres", "service_backed", "maturin_bindings",
               "go_module", "service_compose_redis", "python_node_tests")
-"""The longest builds start first, so the pool does not end on one of them alone."""
+"""The longest builds start first, so the run does not end on one of them alone."""
 ALONE = ("hostile_fork_bomb", "hostile_memory_bomb")
-"""Built one at a time after the pool: they take every process and every byte the sandbox allows, and two cores
-shared with them would make their suites' per-test timeout judge the machine's load, not the sandbox."""
+"""Last: they take every process and every byte the sandbox allows, and two cores shared with them would make
+their suites' per-test timeout judge the machine's load, not the sandbox."""
+_ALL = sorted(p.name for p in REPOS.iterdir() if (p / "expected.json").is_file() and p.name not in BUILT_ELSEWHERE)
+CASES = ([c for c in SLOW_FIRST if c in _ALL] + [c for c in _ALL if c not in SLOW_FIRST and c not in ALONE]
+         + [c for c in ALONE if c in _ALL])
+REBUILT = "c_extension_needs_dev_package"
+"""The case built with the rebuild check (its expected.json options): its replay Dockerfile is rebuilt too."""
 
 
 class ProbeListener:
@@ -75,61 +76,26 @@ def probe_listener() -> Iterator[ProbeListener]:
 
 
 @pytest.fixture(scope="session")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One AUTOINSTALL_HOME for the session, so the uv cache is shared across builds."""
-    return tmp_path_factory.mktemp("autoinstall-home")
+def home(builds: Builds) -> Path:
+    """The run's one AUTOINSTALL_HOME of shared builds (tests/builds.py), so the uv cache is shared across builds."""
+    return builds.home
 
 
-class Built:
-    """One fixture's build: its spec (or what the build raised) and its output folder."""
-
-    def __init__(self, out: Path) -> None:
-        self.out = out
-        self.spec: EnvSpec | None = None
-        self.error: BaseException | None = None
-
-
-@pytest.fixture(scope="session")
-def built(request: pytest.FixtureRequest, base_image: str, home: Path, probe_listener: ProbeListener,
-          tmp_path_factory: pytest.TempPathFactory) -> dict[str, Built]:
-    """Every selected case built, E2E_JOBS at a time (see the module docstring)."""
-    name = test_fixture_repository_reaches_its_expected_outcome.__name__
-    cases = sorted({item.callspec.params["case"] for item in request.session.items
-                    if getattr(item, "originalname", "") == name and hasattr(item, "callspec")}
-                   | {REBUILT for item in request.session.items
-                      if item.name == test_rebuild_check_replays_the_dockerfile_to_a_verified_image.__name__})
-    results = {case: Built(tmp_path_factory.mktemp(case) / "env") for case in cases}
-
-    def build_one(case: str) -> None:
-        options = json.loads((REPOS / case / "expected.json").read_text()).get("options", {})
-        try:
-            results[case].spec = build_environment(str(REPOS / case),
-                                                   BuildOptions(out_dir=results[case].out, **options))
-        except BaseException as e:  # noqa: BLE001 - reported by the case's own test
-            results[case].error = e
-
-    first = [c for c in SLOW_FIRST if c in cases]
-    pooled = first + [c for c in cases if c not in first and c not in ALONE]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AUTOINSTALL_HOME", str(home))
-        with ThreadPoolExecutor(E2E_JOBS) as pool:
-            list(pool.map(build_one, pooled))
-        for case in ALONE:
-            if case in cases:
-                build_one(case)
-    return results
+def built(builds: Builds, case: str) -> BuiltEnv:
+    """The case built with its expected.json's options, once per run (tests/builds.py)."""
+    options = json.loads((REPOS / case / "expected.json").read_text()).get("options", {})
+    return builds.env(case, **options)
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(3600)  # the first case's setup builds them all
+@pytest.mark.timeout(3600)  # its build may wait for another worker's build of the same case
 @pytest.mark.parametrize("case", CASES)
-def test_fixture_repository_reaches_its_expected_outcome(case: str, built: dict[str, Built], home: Path,
+def test_fixture_repository_reaches_its_expected_outcome(case: str, builds: Builds, home: Path,
                                                          probe_listener: ProbeListener) -> None:
     expected = json.loads((REPOS / case / "expected.json").read_text())
-    if built[case].error is not None:
-        raise built[case].error
-    spec, out = built[case].spec, built[case].out
-    assert spec is not None
+    kept = set(snapshots_of_this_process())  # a session fixture's (the runtime tests' image), made earlier
+    env = built(builds, case)
+    spec, out = env.spec, env.out
     assert probe_listener.connections == 0, "a sandbox reached a service of this machine"
     assert spec.status == expected["outcome"], (spec.failure, [e.command for e in spec.log])
     assert (spec.failure.failure_class if spec.failure else None) == expected["failure_class"]
@@ -139,7 +105,7 @@ def test_fixture_repository_reaches_its_expected_outcome(case: str, built: dict[
     assert not (shared / "autoinstall-poison-canary").exists()
     assert not any("autoinstall-poison-canary" in p.read_text(errors="replace")
                    for p in shared.rglob("_pytest/__init__.py"))
-    assert snapshots_of_this_process() == [], "a build left its snapshots on the engine"
+    assert sorted(set(snapshots_of_this_process()) - kept) == [], "a build left its snapshots on the engine"
     if spec.status != "verified":
         return
     run = spec.verification.last_run if spec.verification else None
@@ -157,14 +123,13 @@ def test_fixture_repository_reaches_its_expected_outcome(case: str, built: dict[
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(3600)  # when it is the first to ask, its setup builds every selected case
-def test_rebuild_check_replays_the_dockerfile_to_a_verified_image(built: dict[str, Built]) -> None:
-    if built[REBUILT].error is not None:
-        raise built[REBUILT].error
-    spec = built[REBUILT].spec
-    assert spec is not None and spec.status == "verified", spec and spec.failure
+@pytest.mark.timeout(3600)  # its build may wait for another worker's build of the same case
+def test_rebuild_check_replays_the_dockerfile_to_a_verified_image(builds: Builds) -> None:
+    env = built(builds, REBUILT)
+    spec = env.spec
+    assert spec.status == "verified", spec.failure
     assert any(c.name == "rebuild" and c.ok for c in spec.verification.checks), spec.verification.checks
-    constraints = (built[REBUILT].out / "context" / "autoinstall" / "constraints.txt").read_text()
+    constraints = (env.out / "context" / "autoinstall" / "constraints.txt").read_text()
     assert "pytest==" in constraints and "-e" not in constraints
     assert any("libyaml-dev" in s.command for s in spec.steps)
 

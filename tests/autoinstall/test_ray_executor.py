@@ -89,6 +89,7 @@ def test_registry_needs_the_ray_executor(tmp_path: Path) -> None:
 
 # --- fake builds on the local instance --------------------------------------------------------------------
 
+@pytest.mark.slow  # a real local Ray instance: ~10 s to start and stop
 def test_builds_run_as_tasks_and_are_recorded_on_the_driver(ray_instance: ModuleType, tmp_path: Path) -> None:
     catalog, log, recorder = Catalog(tmp_path / "cat"), tmp_path / "built.txt", Recorder()
     batch = [BatchEntry(line=1, repo=f"fake://ok?sleep=0.3&log={log}"),
@@ -112,11 +113,13 @@ def test_builds_run_as_tasks_and_are_recorded_on_the_driver(ray_instance: Module
     assert sorted(log.read_text().split()) == ["boom", "ok"], "finished work was built again"
 
 
+@pytest.mark.slow  # a real local Ray instance: ~10 s to start and stop
 def test_a_cluster_without_docker_nodes_is_refused(ray_instance: ModuleType) -> None:
     with pytest.raises(ClusterError, match=r"ray start --address HEAD:6379 --resources"):
         RayExecutor(RayOptions(resource="no-such-resource")).__enter__()
 
 
+@pytest.mark.slow  # a real local Ray instance: ~10 s to start and stop
 def test_ctrl_c_cancels_the_remote_builds(ray_instance: ModuleType, tmp_path: Path) -> None:
     catalog = Catalog(tmp_path / "cat")
     batch = [BatchEntry(line=i, repo=f"fake://slow{i}?sleep=60") for i in (1, 2, 3)]

@@ -3,19 +3,12 @@ environments -> validated mutation tasks whose FAIL_TO_PASS are the runner's own
 fresh container."""
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
 
-from autoinstall.options import BuildOptions, docker_factory
-from autoinstall.pipeline import build_environment
-from autoinstall.tasks import MakeOptions, TaskStore, make_tasks
 from autoinstall.tasks.workspace import Suite
-from envs.catalog import Catalog
-from tests.autoinstall.test_tasks_docker import check_in_fresh_container, git
+from tests.autoinstall.test_tasks_docker import check_in_fresh_container
+from tests.builds import Builds
 
-REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
 CASES = [
     pytest.param("node_package", "node", "lib/index.js", " > ", id="node"),
     pytest.param("java_maven", "maven", "src/main/java/com/example/calc/Calc.java", "com.example.calc.",
@@ -27,25 +20,15 @@ CASES = [
 @pytest.mark.slow
 @pytest.mark.parametrize(("fixture", "runner", "source", "id_mark"), CASES)
 def test_mutation_tasks_for_node_and_maven_fixtures(fixture: str, runner: str, source: str, id_mark: str,
-                                                   docker_engine: None, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    home = Path.home() / ".autoinstall" if runner == "maven" else tmp_path / "home"  # Maven: the warm cache
-    monkeypatch.setenv("AUTOINSTALL_HOME", str(home))
-    repo = tmp_path / "repo"
-    shutil.copytree(REPOS / fixture, repo)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "first version")
-    spec = build_environment(str(repo), BuildOptions(out_dir=tmp_path / "env"))
+                                                   builds: Builds) -> None:
+    built = builds.task(fixture)  # the fixture as a one-commit repository, built, one mutation task made
+    spec = built.env.spec
     assert spec.status == "verified", spec.failure
     assert spec.plan.test_runner == runner
     run = spec.verification.last_run
     assert run is not None
     runner_ids = {r.test_id for r in run.results if r.outcome == "passed"}
-    catalog = Catalog(tmp_path / "catalog")
-    env_id = catalog.upsert_spec(spec, tmp_path / "env").id
-    report = make_tasks(env_id, docker_factory(), catalog=catalog, store=TaskStore(tmp_path / "tasks"),
-                        options=MakeOptions(max_tasks=1, kinds=("mutation",)))
+    report = built.report
     assert report.validated >= 1, (report.candidates, report.searched, report.dropped)
     assert report.baseline_tests == len(runner_ids)
     suite = Suite.from_spec(spec)

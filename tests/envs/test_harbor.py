@@ -17,9 +17,8 @@ import typer
 from typer.testing import CliRunner
 
 from autoinstall.commands.export import export_cmd
-from autoinstall.options import BuildOptions
-from autoinstall.pipeline import build_environment
 from envs.catalog import Catalog
+from tests.builds import Builds
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "setup_py_only"
 pytestmark = pytest.mark.slow
@@ -48,16 +47,12 @@ def harbor_executable() -> str:
 
 
 @pytest.fixture(scope="module")
-def catalog(base_image: str, tmp_path_factory: pytest.TempPathFactory) -> Catalog:
-    """A catalog holding one verified environment, built from the setup_py_only fixture repository."""
-    root = tmp_path_factory.mktemp("harbor")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("AUTOINSTALL_HOME", str(root / "home"))
-        spec = build_environment(str(REPO), BuildOptions(out_dir=root / "env"))
-    assert spec.status == "verified", spec.failure
-    catalog = Catalog(root / "catalog")
-    catalog.upsert_spec(spec, root / "env")
-    return catalog
+def catalog(builds: Builds) -> Catalog:
+    """A catalog holding one verified environment, built from the setup_py_only fixture repository (once per
+    run, whoever asks first: tests/builds.py)."""
+    built = builds.env(REPO.name)
+    assert built.spec.status == "verified", built.spec.failure
+    return built.catalog
 
 
 def export(catalog: Catalog, out: Path, task: str) -> Path:

@@ -30,8 +30,9 @@ ADD, SUB = "tests/test_calc.py::test_add", "tests/test_calc.py::test_sub"
 
 
 @pytest.fixture(scope="session")
-def runtime_image(request: pytest.FixtureRequest) -> str:
-    """The base image plus the project and pytest, snapshotted once per session (removed after it)."""
+def runtime_image(request: pytest.FixtureRequest, base_image: str) -> str:
+    """The base image plus the project and pytest, snapshotted once per session (removed after it). Naming
+    base_image marks its tests `docker` (tests/conftest.py): they are not in the fast tier."""
     from envs.home import cache_dir
 
     with make_sandbox(request, "docker", network=True, cache_dir=cache_dir()) as sb:

@@ -102,8 +102,9 @@ def test_unknown_instances_fail_and_release_is_idempotent() -> None:
 
 # With Docker
 @pytest.fixture(scope="module")
-def image(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The base image plus PROJECT and pytest, snapshotted for this module and removed after it."""
+def image(request: pytest.FixtureRequest, base_image: str) -> Iterator[str]:
+    """The base image plus PROJECT and pytest, snapshotted for this module and removed after it (naming
+    base_image marks its tests `docker`: tests/conftest.py)."""
     from envs.docker import remove_image
     from envs.home import cache_dir
 
