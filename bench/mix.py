@@ -164,6 +164,9 @@ def discover(call: Call, env: str, *, pattern: str = SEARCH_PATTERN, command: st
     call of the mix fails there."""
     listing = call("terminal", {"command": listing_command()})
     mix = None if listing.is_error else _choose(call, ranked(parse_listing(listing.output)), pattern)
+    if listing.is_error:
+        raise SystemExit(f"{env} cannot serve the bench's load: listing its workspace failed: "
+                         f"{listing.output.strip()[:300]}; check the environment's tool server or pick another (--env ID)")
     if mix is None:
         kinds = ", ".join(SOURCE_SUFFIXES + DOC_SUFFIXES)
         msg = (f"{env} cannot serve the bench's load: no readable, non-empty text file with a word in it ({kinds}) "
