@@ -105,7 +105,7 @@ class CompiledEcosystem:
         return self.language.survey(repo)
 
     def propose(self, facts: Facts, repo: Path, toolchains: tuple[str, ...]) -> Plan:
-        # `toolchains` are the model's Python versions, not this language's: the image is always this ecosystem's.
+        # `toolchains` are the model's Python versions, not this language's: the image is always its own.
         return self.language.propose(facts, Path(repo), self.toolchains[0])
 
     def diagnose(self, output: str, *, timed_out: bool = False) -> Diagnosis:
@@ -124,8 +124,9 @@ class CompiledEcosystem:
 
     def stub(self, distribution: str, import_name: str, output: str) -> tuple[str, bytes]:
         """Not applicable: the embedded rules never ask; a model that does ends the build with this error."""
-        msg = (f"a stub for {distribution} was asked for, but {self.name} packages cannot be stubbed: make it "
-               f"reachable through {self.language.registry}, or build with a model that does not propose stubs")
+        msg = (f"a stub for {distribution} was asked for, but {self.name} packages cannot be stubbed: make "
+               f"it reachable through {self.language.registry}, or build with a model that does not propose "
+               "stubs")
         raise AutoinstallError(msg)
 
     def stub_users(self, repo: Path, import_name: str) -> list[str]:

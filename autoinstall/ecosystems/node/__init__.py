@@ -20,10 +20,10 @@ from autoinstall.ecosystems.node.survey import NodeFacts, survey
 
 
 class NodeEcosystem(CompiledEcosystem):
-    """Node.js packages: dependencies into node_modules (network on), the test script offline, per test. The
-    base image is trixie's, whose Debian Node is 20; a newer Node that engines or .nvmrc ask for comes from the
-    npm registry's node binary packages (nodejs.org is not reachable). The lock file pins every package: the
-    replay Dockerfile's install step reads the constraints file."""
+    """Node.js packages: dependencies into node_modules (network on), the test script offline, per test.
+    The base image is trixie's, whose Debian Node is 20; a newer Node that engines or .nvmrc ask for comes
+    from the npm registry's node binary packages (nodejs.org is not reachable). The lock file pins every
+    package: the replay Dockerfile's install step reads the constraints file."""
 
     language = Language(name="node", manifests=("package.json",), survey=survey, propose=propose_plan,
                         chat_environment=CHAT_ENVIRONMENT, packages=PACKAGES, diagnosis=diagnosis,
