@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from autoinstall.ecosystems import toolchains
 from autoinstall.ecosystems.base import Log, RepairContext
 from autoinstall.ecosystems.services import well_known_service
 from autoinstall.errors import AutoinstallError
@@ -86,7 +87,7 @@ class LockPinned:
         return bool(refused or self.NETWORK_OFF.search(message))
 
     def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
-        return factory.base_image(python=toolchain, log=log, packages=self.PACKAGES)
+        return toolchains.base_image(factory, toolchain, log, self.PACKAGES)  # "3.13+rust-1.95.0": toolchains.py
 
     def stub(self, distribution: str, import_name: str, output: str) -> tuple[str, bytes]:
         """Not applicable: the embedded rules never ask; a model that does ends the build with this error."""

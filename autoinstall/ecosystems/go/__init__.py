@@ -15,14 +15,13 @@ from autoinstall.ecosystems.go.pins import constraints, freeze, warm
 from autoinstall.ecosystems.go.proposal import propose_plan
 from autoinstall.ecosystems.go.repairs import repair
 from autoinstall.ecosystems.go.survey import GoFacts, survey
+from autoinstall.ecosystems.go.toolchain import IMAGE_GO, registry_toolchains
 from autoinstall.ecosystems.repofiles import is_file
 from autoinstall.ecosystems.rules import LockPinned
 from envs.spec import Plan
 
 PACKAGES = ("golang-go",)
 """Debian's Go, added to the base image (trixie: Go 1.24)."""
-IMAGE_GO = {"3.13": "1.24", "3.11": "1.19"}
-"""Debian's Go by the base image's Python (trixie, bookworm): what GOTOOLCHAIN has to beat."""
 
 
 class GoEcosystem(LockPinned):
@@ -57,6 +56,8 @@ class GoEcosystem(LockPinned):
     freeze = staticmethod(freeze)
     warm = staticmethod(warm)
     constraints = staticmethod(constraints)
+    registry_toolchains = staticmethod(registry_toolchains)
+    """The Go GOTOOLCHAIN fetched, for the spec (autoinstall/ecosystems/toolchains.py `records`)."""
 
     def propose(self, facts: GoFacts, repo: Path, toolchains: tuple[str, ...]) -> Plan:  # type: ignore[override]
         # `toolchains` are the model's Python versions, not Go's: the image is always this ecosystem's.

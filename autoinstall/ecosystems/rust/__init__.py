@@ -30,11 +30,12 @@ class RustEcosystem(LockPinned):
     manifests = ("Cargo.toml",)
     """Files that make a folder a project of its own (subprojects.py: a monorepo's packages)."""
     toolchains = ("3.13",)
-    """The base image's Python (for the tool server): trixie's, whose Debian rustc is 1.85. rustup cannot
-    download toolchains on these machines, so a newer rust-version is a recorded failure, not a repair."""
+    """The base image's Python (for the tool server): trixie's, whose Debian rustc is 1.85; a plan or a repair
+    adds a newer host rustup toolchain to it ("3.13+rust-1.95.0": toolchain.py)."""
     chat_environment = (
         "Commands run with bash in /workspace (a Cargo project) inside a Debian container with Debian's "
-        "rustc and cargo (no rustup: other toolchains cannot be downloaded); crates come from crates.io. "
+        "rustc and cargo, or a newer toolchain copied from the host (no rustup: none can be downloaded); "
+        "crates come from crates.io. "
         "Fetch and build the tests while online (`cargo fetch`, `cargo test --no-run`); tests run offline "
         "with `cargo test` (test_runner cargo).")
     PACKAGES = PACKAGES
