@@ -41,5 +41,6 @@ def test_a_let_chains_dev_dependency_builds_on_the_hosts_rustup_toolchain_and_re
     assert any(c.name == "rebuild" and c.ok for c in spec.verification.checks), spec.verification.checks
     dockerfile = (tmp_path / "env" / "Dockerfile").read_text()
     assert f"FROM {spec.base_image}" in dockerfile
+    assert f"# Toolchain: rust {chosen.version} from the host: {chosen.prefix}" in dockerfile
     written = json.loads((tmp_path / "env" / "spec.json").read_text())
     assert written["toolchains"][0]["origin"] == "host" and written["toolchains"][0]["version"] == chosen.version

@@ -231,3 +231,16 @@ def test_a_go_line_beyond_the_image_takes_the_hosts_go_then_the_module_proxys(go
     assert proxy is not None and (proxy.kind, proxy.env) == ("set_env", {"GOTOOLCHAIN": "go1.26.0"})
     newer = go_repair(go_ctx(out.replace("1.26.0", "1.27.0")))  # no host Go meets it: straight to the proxy
     assert newer is not None and newer.env == {"GOTOOLCHAIN": "go1.27.0"}
+
+
+def test_the_replay_dockerfile_names_each_toolchain_and_where_it_came_from() -> None:
+    from autoinstall.record.dockerfile import render_dockerfile  # only this test renders one
+
+    host = HostToolchain(name="rust", version="1.95.0", prefix="/r/stable", digest="abc").record()
+    [proxy] = toolchains.records(GoEcosystem(), "3.13", {"GOTOOLCHAIN": "go1.25.0"})
+    text = render_dockerfile(base_image="base:rust", steps=[BUILD], env={"GOTOOLCHAIN": "go1.25.0"}, name="p",
+                             commit=None, source="/p", toolchains=[host, proxy])
+    assert ("# Toolchain: rust 1.95.0 from the host: /r/stable (digest abc) (in the base image at "
+            "/opt/toolchains/rust-1.95.0)\n") in text
+    assert "# Toolchain: go 1.25.0 from the registry: golang.org/toolchain@v0.0.1-go1.25.0.linux-" in text
+    assert text.index("FROM base:rust") < text.index("# Toolchain") < text.index('ENV GOTOOLCHAIN="go1.25.0"')
