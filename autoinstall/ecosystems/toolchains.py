@@ -13,6 +13,7 @@ older dependency (MSRV-aware resolution) last.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from envs.base import SandboxFactory
 from envs.host_toolchains import HostToolchain, find, version_key
@@ -64,9 +65,10 @@ def base_image(factory: SandboxFactory, token: str, log: Log | None, packages: t
     return factory.base_image(python=python, log=log, packages=packages, toolchains=keys)
 
 
-def records(ecosystem: object, token: str, env: dict[str, str]) -> list[ToolchainRecord]:
+def records(ecosystem: object, token: str, env: dict[str, str], repo: Path) -> list[ToolchainRecord]:
     """What a finished build's toolchains were and where they came from: the host's the token names, then what
-    the ecosystem's registry variables fetched (none: the suite's own compilers)."""
+    the ecosystem says a registry gave (`registry_toolchains(env, token, repo)`, from its variables and the
+    checkout's manifest); none: the suite's own compilers."""
     out = []
     for key in split(token)[1]:
         found = find(key)
@@ -74,4 +76,4 @@ def records(ecosystem: object, token: str, env: dict[str, str]) -> list[Toolchai
         out.append(found.record() if found else ToolchainRecord(
             name=name, version=version, origin="host", source="no longer on this host"))
     from_registry = getattr(ecosystem, "registry_toolchains", None)
-    return out + (from_registry(env) if from_registry else [])
+    return out + (from_registry(env, token, repo) if from_registry else [])

@@ -30,7 +30,9 @@ BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Do
                    "node_install_scripts": "tests/autoinstall/test_node_scripts.py builds it on Docker and checks the "
                                            "scripts left out and the one timeout",
                    "rust_newer_toolchain": "tests/autoinstall/test_rust_toolchain.py builds it on Docker with the "
-                                           "host's rustup toolchain and replays its Dockerfile"}
+                                           "host's rustup toolchain and replays its Dockerfile",
+                   "go_newer_toolchain": "tests/autoinstall/test_go_toolchain.py builds it on Docker with the host's "
+                                         "Go and with the module proxy's, and replays its Dockerfile"}
 """Fixtures a dedicated Docker test already builds with stricter assertions: one build each keeps CI short."""
 CASES = sorted(p.name for p in REPOS.iterdir() if (p / "expected.json").is_file() and p.name not in BUILT_ELSEWHERE)
 REBUILT = "c_extension_needs_dev_package"

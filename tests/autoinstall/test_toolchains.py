@@ -149,21 +149,29 @@ def test_without_host_toolchains_the_msrv_fallback_stays(monkeypatch: pytest.Mon
     assert repair(ctx(LET_CHAINS)) is None
 
 
-def test_the_spec_records_version_and_origin(rustup: Path) -> None:
-    [record] = toolchains.records(RUST, "3.13+rust-1.95.0", {})
+def test_the_spec_records_version_and_origin(rustup: Path, tmp_path: Path) -> None:
+    [record] = toolchains.records(RUST, "3.13+rust-1.95.0", {}, tmp_path)
     assert (record.name, record.version, record.origin, record.home) == ("rust", "1.95.0", "host",
                                                                         "/opt/toolchains/rust-1.95.0")
     assert record.source.startswith(str(rustup)) and "digest" in record.source
-    assert toolchains.records(RUST, "3.13", {}) == []
-    [gone] = toolchains.records(RUST, "3.13+rust-1.91.0", {})
+    assert toolchains.records(RUST, "3.13", {}, tmp_path) == []
+    [gone] = toolchains.records(RUST, "3.13+rust-1.91.0", {}, tmp_path)
     assert gone.source == "no longer on this host"
 
 
-def test_the_go_module_proxys_toolchain_is_recorded_from_gotoolchain() -> None:
-    [record] = toolchains.records(GoEcosystem(), "3.13", {"GOTOOLCHAIN": "go1.25.0"})
+def test_the_go_module_proxys_toolchain_is_recorded_from_gotoolchain_or_the_go_commands_own_switch(
+        tmp_path: Path) -> None:
+    go = GoEcosystem()
+    [record] = toolchains.records(go, "3.13", {"GOTOOLCHAIN": "go1.25.0"}, tmp_path)
     assert (record.name, record.version, record.origin) == ("go", "1.25.0", "registry")
-    assert "golang.org/toolchain@v0.0.1-go1.25.0.linux-" in record.source
-    assert toolchains.records(GoEcosystem(), "3.13", {"GOTOOLCHAIN": "local"}) == []
+    assert "golang.org/toolchain@v0.0.1-go1.25.0.linux-" in record.source and "(GOTOOLCHAIN)" in record.source
+    assert toolchains.records(go, "3.13", {"GOTOOLCHAIN": "local"}, tmp_path) == []
+    (tmp_path / "go.mod").write_text("module m\n\ngo 1.25.0\n\ntoolchain go1.25.3\n")
+    [auto] = toolchains.records(go, "3.13", {}, tmp_path)  # Debian's Go 1.24 switched to the toolchain line
+    assert auto.version == "1.25.3" and "GOTOOLCHAIN=auto" in auto.source
+    assert [r.origin for r in toolchains.records(go, "3.13+go-1.26.8", {}, tmp_path)] == ["host"]
+    (tmp_path / "go.mod").write_text("module m\n\ngo 1.22\n")
+    assert toolchains.records(go, "3.13", {}, tmp_path) == []  # the image's Go served
 
 
 def test_the_copy_leaves_out_docs_sources_and_tools_no_build_needs(rustup: Path, tmp_path: Path) -> None:
@@ -217,7 +225,7 @@ def test_go_trees_are_found_and_the_oldest_meeting_the_go_line_is_planned(goroot
     assert any("go.mod:3 asks for go 1.25.0" in n and str(goroots / "sdk" / "go1.25.1") in n for n in plan.notes)
     (repo / "go.mod").write_text("module example.com/m\n\ngo 1.27.0\n")
     plan = GoEcosystem().propose(go_survey(repo), repo, ("3.13",))
-    assert plan.python == "3.13" and any("GOTOOLCHAIN fetches go1.27.0" in n for n in plan.notes)
+    assert plan.python == "3.13" and any("the go command fetches go1.27.0" in n for n in plan.notes)
 
 
 def test_a_go_line_beyond_the_image_takes_the_hosts_go_then_the_module_proxys(goroots: Path) -> None:
@@ -237,7 +245,7 @@ def test_the_replay_dockerfile_names_each_toolchain_and_where_it_came_from() -> 
     from autoinstall.record.dockerfile import render_dockerfile  # only this test renders one
 
     host = HostToolchain(name="rust", version="1.95.0", prefix="/r/stable", digest="abc").record()
-    [proxy] = toolchains.records(GoEcosystem(), "3.13", {"GOTOOLCHAIN": "go1.25.0"})
+    [proxy] = toolchains.records(GoEcosystem(), "3.13", {"GOTOOLCHAIN": "go1.25.0"}, Path("/nonexistent"))
     text = render_dockerfile(base_image="base:rust", steps=[BUILD], env={"GOTOOLCHAIN": "go1.25.0"}, name="p",
                              commit=None, source="/p", toolchains=[host, proxy])
     assert ("# Toolchain: rust 1.95.0 from the host: /r/stable (digest abc) (in the base image at "

@@ -57,7 +57,7 @@ class GoEcosystem(LockPinned):
     warm = staticmethod(warm)
     constraints = staticmethod(constraints)
     registry_toolchains = staticmethod(registry_toolchains)
-    """The Go GOTOOLCHAIN fetched, for the spec (autoinstall/ecosystems/toolchains.py `records`)."""
+    """The Go the module proxy gave, for the spec (autoinstall/ecosystems/toolchains.py `records`)."""
 
     def propose(self, facts: GoFacts, repo: Path, toolchains: tuple[str, ...]) -> Plan:  # type: ignore[override]
         # `toolchains` are the model's Python versions, not Go's: the image is always this ecosystem's.

@@ -5,10 +5,11 @@ command inside the sandbox and recorded with the env). autoinstall/ecosystems/to
 from __future__ import annotations
 
 import platform
+from pathlib import Path
 
 from autoinstall.ecosystems import toolchains
 from autoinstall.ecosystems.base import RepairContext
-from autoinstall.ecosystems.go.survey import GoFacts
+from autoinstall.ecosystems.go.survey import GoFacts, survey
 from envs.host_toolchains import host_toolchains
 from envs.spec import Repair
 from envs.toolchain_record import ToolchainRecord
@@ -32,8 +33,8 @@ def planned(facts: GoFacts, python: str, image_go: str) -> tuple[str, list[str]]
     where = f"{facts.go_evidence.file}:{facts.go_evidence.line}" if facts.go_evidence else "go.mod"
     if pick is None or toolchains.newer(need, pick.version):
         fetched = facts.toolchain or f"go{need}"
-        return python, [f"{where} asks for go {need}, newer than the image's Go {image_go}: GOTOOLCHAIN fetches "
-                        f"{fetched} from the Go module proxy (a repair)"]
+        return python, [f"{where} asks for go {need}, newer than the image's Go {image_go}: the go command fetches "
+                        f"{fetched} from the Go module proxy (GOTOOLCHAIN=auto, else the GOTOOLCHAIN repair)"]
     return toolchains.with_host(python, pick), [
         f"{where} asks for go {need}, newer than the image's Go {image_go}: the host's Go {pick.version} "
         f"({pick.prefix}) is copied into the image"]
@@ -55,13 +56,20 @@ def host_go_repair(ctx: RepairContext) -> Repair | None:
                          f"from {pick.prefix}, copied into the image")
 
 
-def registry_toolchains(env: dict[str, str]) -> list[ToolchainRecord]:
-    """The toolchain GOTOOLCHAIN fetched from the module proxy, for the spec (none for `local`/`auto`)."""
+def registry_toolchains(env: dict[str, str], token: str, repo: Path) -> list[ToolchainRecord]:
+    """The Go the module proxy gave, for the spec: the one GOTOOLCHAIN names, else, on Debian's Go, the one the
+    go command switched to by itself (GOTOOLCHAIN=auto: go.mod's `toolchain` line, else its `go` line, when
+    newer than the Go in use); none when the image's Go served."""
     wanted = env.get("GOTOOLCHAIN", "").partition("+")[0]
+    if not wanted.startswith("go1") and toolchains.current(token, "go") is None and (repo / "go.mod").is_file():
+        facts = survey(repo)
+        line = facts.toolchain or (f"go{facts.go_version}" if facts.go_version else "")
+        wanted = line if line and toolchains.newer(line.removeprefix("go"), go_of(token)) else ""
     if not wanted.startswith("go1"):
         return []
     arch = _ARCH.get(platform.machine(), platform.machine())
     module = f"golang.org/toolchain@v0.0.1-{wanted}.linux-{arch}"
     proxy = env.get("GOPROXY", "the Go module proxy (GOPROXY)")
+    how = "GOTOOLCHAIN" if "GOTOOLCHAIN" in env else "the go command's own switch, GOTOOLCHAIN=auto"
     return [ToolchainRecord(name="go", version=wanted.removeprefix("go"), origin="registry",
-                            source=f"{module} from {proxy}")]
+                            source=f"{module} from {proxy} ({how})")]
