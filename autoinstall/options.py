@@ -88,7 +88,7 @@ def docker_factory(limits: Limits | None = None, log: Callable[[str], None] | No
     default_log = log
 
     def base_images(*, python: str, log: Callable[[str], None] | None = None,
-                    packages: tuple[str, ...] = ()) -> str:
-        return ensure_base_image(python=python, log=log or default_log, packages=packages)
+                    packages: tuple[str, ...] = (), toolchains: tuple[str, ...] = ()) -> str:
+        return ensure_base_image(python=python, log=log or default_log, packages=packages, toolchains=toolchains)
 
     return DockerFactory(limits, cache_dir(), base_images)

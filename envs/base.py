@@ -232,9 +232,10 @@ class SandboxFactory(Protocol):
     kind: str
 
     def base_image(self, python: str, log: Callable[[str], None] | None = None, *,
-                   packages: tuple[str, ...] = ()) -> str:
-        """The tag of a base image with `python` (X.Y) and the Debian `packages` an ecosystem needs besides
-        (e.g. `golang-go`; none by default), built on first use. Raises ImageBuildError."""
+                   packages: tuple[str, ...] = (), toolchains: tuple[str, ...] = ()) -> str:
+        """The tag of a base image with `python` (X.Y), the Debian `packages` an ecosystem needs besides
+        (e.g. `golang-go`; none by default) and the host `toolchains` on top ("rust-1.95.0":
+        envs/host_toolchains.py), built on first use. Raises ImageBuildError."""
         ...
 
     def sandbox(self, image: str, *, network: bool, env: Mapping[str, str] | None = None,

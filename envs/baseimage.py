@@ -26,7 +26,7 @@ from string import Template
 from pydantic import BaseModel
 
 from envs import docker as engine
-from envs import pyenv_python
+from envs import host_toolchains, pyenv_python
 from envs.base import LABEL
 from envs.docker import trust
 from envs.errors import ImageBuildError
@@ -152,6 +152,7 @@ def ensure_base_image(
     mirror: str | None = None,
     registry: bool | None = None,
     packages: tuple[str, ...] = (),
+    toolchains: tuple[str, ...] = (),
 ) -> str:
     """Return the tag of a base image for `python`, building it only when its recipe changed.
 
@@ -164,9 +165,11 @@ def ensure_base_image(
         mirror: Debian mirror for debootstrap (default: $AUTOINSTALL_DEBIAN_MIRROR or the host apt's).
         registry: try `python:X.Y-slim` first (default: unless $AUTOINSTALL_REGISTRY is "off").
         packages: extra Debian packages an ecosystem needs in the image (e.g. `golang-go`).
+        toolchains: host toolchains layered on top, in order ("rust-1.95.0": envs/host_toolchains.py).
 
     Returns:
-        The image tag, `autoinstall-base:pyX.Y-<recipe hash>` (`pyX.Y-<packages>-<hash>` with packages).
+        The image tag, `autoinstall-base:pyX.Y-<recipe hash>` (`pyX.Y-<packages>-<hash>` with packages; each
+        toolchain layer adds `-<toolchain>-<hash>`).
 
     Raises:
         ImageBuildError: unsupported version, unreachable mirror, or a failed build.
@@ -187,7 +190,7 @@ def ensure_base_image(
     if not rebuild:
         for tag, _, _ in recipes:
             if engine.image_labels(tag) is not None:
-                return tag
+                return _layered(tag, toolchains, say)
     for tag, source, variables in recipes:
         if source.startswith("python:"):
             if engine.image_labels(source) is None:
@@ -208,7 +211,7 @@ def ensure_base_image(
         with _lock(tag):
             if rebuild or engine.image_labels(tag) is None:
                 _build(tag, python, source, variables, _ca_bundle(ca_bundle), say, packages)
-        return tag
+        return _layered(tag, toolchains, say)
     debian = sorted(SUITES, key=pyenv_python.version_key)
     builds = {v: p for v, p in pyenv_python.host_versions().items() if v not in SUITES}
     msg = (
@@ -221,6 +224,14 @@ def ensure_base_image(
         msg += f" (Host builds older than {'.'.join(map(str, pyenv_python.MIN_VERSION))} are not used: "
         msg += "uv requires 3.8 or newer.)"
     raise ImageBuildError(msg)
+
+
+def _layered(tag: str, toolchains: tuple[str, ...], say: Log) -> str:
+    """`tag` with each host toolchain's layer on top (each built once per recipe)."""
+    for key in toolchains:
+        with _lock(f"toolchain-{key}-{tag}"):
+            tag = host_toolchains.ensure_toolchain_layer(tag, key, say)
+    return tag
 
 
 def buildable_pythons(*, ordered: bool = False) -> list[str]:

@@ -342,9 +342,9 @@ class FakeFactory:
             raise ImageNotFoundError(msg) from None
 
     def base_image(self, python: str, log: Callable[[str], None] | None = None, *,
-                   packages: tuple[str, ...] = ()) -> str:
-        """`fake-base:pythonX.Y`, holding `base_files`; made on first use."""
-        tag = f"fake-base:python{python}"
+                   packages: tuple[str, ...] = (), toolchains: tuple[str, ...] = ()) -> str:
+        """`fake-base:pythonX.Y` (`-TOOLCHAIN` for each toolchain), holding `base_files`; made on first use."""
+        tag = f"fake-base:python{python}" + "".join(f"-{t}" for t in toolchains)
         if tag not in self.images:
             if log is not None:
                 log(f"making fake base image {tag}")

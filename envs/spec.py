@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from envs.toolchain_record import ToolchainRecord
+
 # -- the plan ---------------------------------------------------------------------------------------------
 MAX_STEPS = 10
 
@@ -375,6 +377,8 @@ class EnvSpec(BaseModel):
     model: str
     base_image: str | None = None
     python: str | None = None
+    toolchains: list[ToolchainRecord] = Field(default_factory=list)
+    """Compilers used instead of the base suite's, with their origin (envs/toolchain_record.py); none: the suite's."""
     image: str | None = None
     """The environment image (tag). For a failed build: its last good state, where `debug` starts."""
     env_dir: str | None = None

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol
 
+from autoinstall.ecosystems import toolchains as toolchain_images
 from autoinstall.ecosystems.base import Facts, Log, RepairContext
 from autoinstall.ecosystems.repofiles import is_file
 from autoinstall.ecosystems.services import well_known_service
@@ -120,7 +121,7 @@ class CompiledEcosystem:
         return bool(refused or self.language.diagnosis.NETWORK_OFF.search(message))
 
     def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
-        return factory.base_image(python=toolchain, log=log, packages=self.PACKAGES)
+        return toolchain_images.base_image(factory, toolchain, log, self.PACKAGES)  # "3.13+rust-1.95.0": toolchains.py
 
     def stub(self, distribution: str, import_name: str, output: str) -> tuple[str, bytes]:
         """Not applicable: the embedded rules never ask; a model that does ends the build with this error."""

@@ -61,7 +61,7 @@ def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOp
         judge_spec(spec, verification)
     spec.dockerfile = render_dockerfile(base_image=spec.base_image or "", steps=spec.steps, env=spec.env,
                                         name=name, commit=spec.source.commit, source=spec.source.repo,
-                                        pin_env=ecosystem.pin_env)
+                                        pin_env=ecosystem.pin_env, toolchains=spec.toolchains)
     context = write_build_context(out / "context", repo=repo, dockerfile=spec.dockerfile,
                                   constraints=ecosystem.constraints(frozen, spec.source.name),
                                   stub_wheels=stub_wheels)

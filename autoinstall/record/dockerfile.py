@@ -7,6 +7,7 @@ from pathlib import Path
 from string import Template
 
 from envs.spec import Step
+from envs.toolchain_record import ToolchainRecord
 
 CONSTRAINTS = "/opt/autoinstall/constraints.txt"
 """Where the build context's constraints file lands in the image."""
@@ -18,14 +19,19 @@ def _json_str(value: str) -> str:
 
 
 def render_dockerfile(*, base_image: str, steps: list[Step], env: dict[str, str], name: str,
-                      commit: str | None, source: str, pin_env: tuple[str, ...] = ()) -> str:
+                      commit: str | None, source: str, pin_env: tuple[str, ...] = (),
+                      toolchains: list[ToolchainRecord] | None = None) -> str:
     """A Dockerfile whose RUN lines are the successful steps, in order, each in bash.
 
     `pin_env`: the variables through which the ecosystem's installers read the constraints file.
+    `toolchains`: named in a comment, where they come from (the host's are in the base image; a registry's are
+    fetched by the steps under the recorded variables).
     """
     pins = " ".join(f"{k}={CONSTRAINTS}" for k in pin_env)
-    env_lines = (f"# Installed versions are pinned: the installers read these constraints for every step below.\n"
-                 f"ENV {pins}\n" if pins else "")
+    env_lines = "".join(f"# Toolchain: {t.name} {t.version} from the {t.origin}: {t.source}"
+                        f"{f' (in the base image at {t.home})' if t.home else ''}\n" for t in toolchains or [])
+    env_lines += (f"# Installed versions are pinned: the installers read these constraints for every step below.\n"
+                  f"ENV {pins}\n" if pins else "")
     env_lines += "".join(f"ENV {k}={_json_str(v)}\n" for k, v in sorted(env.items()))
     runs = "\n".join(f"RUN [\"bash\", \"-c\", {_json_str(s.command)}]" for s in steps)
     return TEMPLATE.substitute(base_image=base_image, env=env_lines, steps=runs, name=name,

@@ -21,7 +21,7 @@ class BaseImages(Protocol):
     """`envs.baseimage.ensure_base_image`, passed in (that module builds on this package)."""
 
     def __call__(self, *, python: str, log: Callable[[str], None] | None = None,
-                 packages: tuple[str, ...] = ()) -> str: ...
+                 packages: tuple[str, ...] = (), toolchains: tuple[str, ...] = ()) -> str: ...
 
 
 class DockerFactory:
@@ -36,11 +36,13 @@ class DockerFactory:
         self.base_images = base_images
 
     def base_image(self, python: str, log: Callable[[str], None] | None = None, *,
-                   packages: tuple[str, ...] = ()) -> str:
-        """The base image for `python` with the Debian `packages` added, from `base_images`."""
+                   packages: tuple[str, ...] = (), toolchains: tuple[str, ...] = ()) -> str:
+        """The base image for `python` with the Debian `packages` and host `toolchains` added, from `base_images`."""
         if self.base_images is None:
             msg = "this DockerFactory was made without base images (pass base_images=ensure_base_image)"
             raise EnvError(msg)
+        if toolchains:  # only then: a callable from before toolchain layers keeps working
+            return self.base_images(python=python, log=log, packages=tuple(packages), toolchains=tuple(toolchains))
         return self.base_images(python=python, log=log, packages=tuple(packages))
 
     def sandbox(self, image: str, *, network: bool, env: Mapping[str, str] | None = None,

@@ -73,12 +73,15 @@ def test_quiet_shows_nothing_and_nothing_logged_leaves_no_file(tmp_path: Path) -
 def test_the_docker_factory_passes_the_cli_logger_to_base_images(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[str, object, tuple[str, ...]]] = []
     monkeypatch.setattr("envs.baseimage.ensure_base_image",
-                        lambda *, python, log=None, packages=(): calls.append((python, log, packages)) or "base:tag")
+                        lambda *, python, log=None, packages=(), toolchains=():
+                        calls.append((python, log, packages + toolchains)) or "base:tag")
     lines: list[str] = []
     factory = docker_factory(log=lines.append)
     assert factory.base_image("3.11") == "base:tag" and calls[-1] == ("3.11", lines.append, ())
     factory.base_image("3.13", log=print, packages=("golang-go",))
     assert calls[-1] == ("3.13", print, ("golang-go",))
+    factory.base_image("3.13", packages=("cargo",), toolchains=("rust-1.95.0",))  # the host's, layered on top
+    assert calls[-1] == ("3.13", lines.append, ("cargo", "rust-1.95.0"))
 
 
 @pytest.mark.parametrize(("args", "shown", "hidden"), [([], 4, "package-7"), (["--verbose"], 300, "")])

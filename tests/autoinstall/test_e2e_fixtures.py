@@ -29,7 +29,11 @@ BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Do
                    "maven_module_unbuildable": "tests/autoinstall/test_java_modules.py builds it on Docker and checks "
                                                "what is left out, why, and how it is counted",
                    "node_install_scripts": "tests/autoinstall/test_node_scripts.py builds it on Docker and checks the "
-                                           "scripts left out and the one timeout"}
+                                           "scripts left out and the one timeout",
+                   "rust_newer_toolchain": "tests/autoinstall/test_rust_toolchain.py builds it on Docker with the "
+                                           "host's rustup toolchain and replays its Dockerfile",
+                   "go_newer_toolchain": "tests/autoinstall/test_go_toolchain.py builds it on Docker with the host's "
+                                         "Go and with the module proxy's, and replays its Dockerfile"}
 """Fixtures a dedicated Docker test already builds with stricter assertions: one build each keeps CI short."""
 SLOW_FIRST = ("node_browser", "python_browser", "service_postgres", "service_backed", "maturin_bindings",
               "go_module", "service_compose_redis", "python_node_tests")

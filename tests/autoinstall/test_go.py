@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from autoinstall.ecosystems.base import FailedTest, RepairContext
 from autoinstall.ecosystems.detect import detect, get_ecosystem
 from autoinstall.ecosystems.go import GoEcosystem
@@ -17,6 +19,7 @@ from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from envs.base import ExecResult
 from envs.fake import FakeFactory, FakeSandbox
+from envs.host_toolchains import OFF_ENV
 from envs.spec import Plan, Step
 from tests.autoinstall.ecosystem_checks import (TESTS, assert_diagnoses, assert_installs_debian_package_once,
                                                 deselection, repair_context, write_tree)
@@ -44,7 +47,9 @@ def test_the_fixture_is_go_and_its_facts_point_into_it() -> None:
         assert (REPO / evidence.file).is_file() and evidence.line, evidence
 
 
-def test_survey_reads_requires_toolchain_cgo_and_nested_modules(tmp_path: Path) -> None:
+def test_survey_reads_requires_toolchain_cgo_and_nested_modules(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(OFF_ENV, "off")  # no host Go: the module proxy's (test_toolchains.py: the host's first)
     root = write_tree(tmp_path, {
         "go.mod": "module github.com/acme/widget // the module\n\ngo 1.25.0\n\ntoolchain go1.25.3\n\n"
                   "require (\n\tgithub.com/google/uuid v1.6.0\n\tgolang.org/x/sys v0.30.0 // indirect\n)\n\n"
@@ -120,7 +125,8 @@ def test_missing_cgo_header_installs_the_debian_dev_package_first() -> None:
     assert_installs_debian_package_once(repair, ctx, out, "libyaml-dev")
 
 
-def test_a_newer_go_line_sets_gotoolchain_once() -> None:
+def test_a_newer_go_line_sets_gotoolchain_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(OFF_ENV, "off")  # no host Go: the module proxy's (test_toolchains.py: the host's first)
     out = "go: go.mod requires go >= 1.25.0 (running go 1.24.4; GOTOOLCHAIN=local)"
     r = repair(ctx(out))
     assert r is not None and (r.kind, r.env) == ("set_env", {"GOTOOLCHAIN": "go1.25.0"})

@@ -70,6 +70,8 @@ EXPECTED = {
     "poetry_lock": ("uv pip install -e . -c /opt/autoinstall-lock.txt", ["iniconfig", "pytest"], "python -m pytest tests"),
     "go_module": ("go build -buildvcs=false ./...", [], "go test -json -count=1 -vet=off ./..."),
     "rust_crate": ("cargo test --no-run --offline", [], "cargo test --no-fail-fast --offline"),
+    "rust_newer_toolchain": ("cargo test --no-run --offline", [], "cargo test --no-fail-fast --offline"),
+    "go_newer_toolchain": ("go build -buildvcs=false ./...", [], "go test -json -count=1 -vet=off ./..."),
     "maturin_bindings": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "python_node_tests": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "python_browser": ("uv pip install -e '.[test]'", [], "python -m pytest"),

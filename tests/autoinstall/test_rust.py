@@ -21,6 +21,7 @@ from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from envs.base import ExecResult
 from envs.fake import FakeFactory, FakeSandbox
+from envs.host_toolchains import OFF_ENV
 from envs.spec import Plan, Step
 from tests.autoinstall.ecosystem_checks import (assert_diagnoses, assert_installs_debian_package_once,
                                                 repair_context, write_tree)
@@ -69,7 +70,8 @@ def test_the_fixture_plan_locks_vendors_builds_then_tests_per_test() -> None:
     assert RUST.base_image(FakeFactory(), plan.python) == "fake-base:python3.13"
 
 
-def test_survey_reads_a_workspace_lock_sys_crates_and_toolchain(tmp_path: Path) -> None:
+def test_survey_reads_a_workspace_lock_sys_crates_and_toolchain(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(OFF_ENV, "off")  # the host's rustup toolchains: tests/autoinstall/test_toolchains.py
     root = write_tree(tmp_path, {
         "Cargo.toml": '[workspace]\nmembers = ["crates/*"]\nresolver = "2"\n\n[workspace.package]\n'
                       'rust-version = "1.88"\n',
@@ -94,8 +96,8 @@ def test_survey_reads_a_workspace_lock_sys_crates_and_toolchain(tmp_path: Path) 
         "mv /tmp/cargo-vendor.toml /.cargo/config.toml", "cargo test --workspace --no-run --offline"]
     assert "cargo vendor --locked" in plan.steps[1].command
     assert plan.test_command == "cargo test --workspace --no-fail-fast --offline"
-    assert any("1.88" in n and "expected to fail" in n for n in plan.notes)
-    assert any("1.90.0" in n and "ignored" in n for n in plan.notes)
+    assert plan.python == "3.13"  # the channel file asks more than rust-version; no host toolchain has it
+    assert any("rust-toolchain.toml:2 asks for rustc 1.90.0" in n and "MSRV-aware" in n for n in plan.notes)
 
 
 def ctx(output: str, *, phase: str = "install", failing: Step = BUILD, **kw: object) -> RepairContext:
@@ -136,6 +138,7 @@ def test_a_sys_crates_missing_library_installs_the_debian_dev_package_first() ->
 
 def test_a_dependency_needing_a_newer_rustc_reresolves_then_pins_and_the_projects_own_msrv_fails(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(OFF_ENV, "off")  # no host rustup toolchain: the fallback (test_toolchains.py: the first choice)
     out = ("error: package `clap v4.5.40` cannot be built because it requires rustc 1.88 or newer, while the "
            "currently active rustc version is 1.85.1")
     r = repair(ctx(out))

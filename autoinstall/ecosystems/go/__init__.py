@@ -15,12 +15,11 @@ from autoinstall.ecosystems.go.grading import RULES as GRADING
 from autoinstall.ecosystems.go.proposal import CHAT_ENVIRONMENT, propose_plan
 from autoinstall.ecosystems.go.repairs import repair
 from autoinstall.ecosystems.go.survey import GoFacts, survey
+from autoinstall.ecosystems.go.toolchain import IMAGE_GO, registry_toolchains
 from envs.spec import Plan
 
 PACKAGES = ("golang-go",)
 """Debian's Go, added to the base image (trixie: Go 1.24)."""
-IMAGE_GO = {"3.13": "1.24", "3.11": "1.19"}
-"""Debian's Go by the base image's Python (trixie, bookworm): what GOTOOLCHAIN has to beat."""
 
 
 def _propose(facts: GoFacts, repo: Path, python: str) -> Plan:
@@ -37,6 +36,8 @@ class GoEcosystem(CompiledEcosystem):
     language = Language(name="go", manifests=("go.mod",), survey=survey, propose=_propose,
                         chat_environment=CHAT_ENVIRONMENT, packages=PACKAGES, diagnosis=diagnosis,
                         repair=repair, registry="the Go module proxy", pins=pins, grading=GRADING)
+    registry_toolchains = staticmethod(registry_toolchains)
+    """The Go the module proxy gave, for the spec (autoinstall/ecosystems/toolchains.py `records`)."""
 
 
 __all__ = ["GoEcosystem", "GoFacts"]

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from autoinstall.ecosystems.debian_names import APT, HEADERS
 from autoinstall.ecosystems.go.survey import GoFacts
+from autoinstall.ecosystems.go.toolchain import planned
 from envs.spec import Check, Evidence, Plan, Step
 
 BUILD = "go build -buildvcs=false ./..."
@@ -30,21 +31,10 @@ def _system_step(facts: GoFacts) -> Step | None:
                 why="cgo code includes headers these packages provide", evidence=list(wanted.values())[:5])
 
 
-def _toolchain_note(facts: GoFacts, image_go: str) -> list[str]:
-    wanted = facts.toolchain or (f"go{facts.go_version}" if facts.go_version else "")
-    if wanted and _newer(wanted.removeprefix("go"), image_go):
-        return [f"go.mod asks for {wanted}, newer than the image's Go {image_go}: GOTOOLCHAIN is repaired in"]
-    return []
-
-
-def _newer(version: str, than: str) -> bool:
-    def key(v: str) -> tuple[int, ...]:
-        return tuple(int(p) if p.isdigit() else 0 for p in v.split("rc")[0].split("beta")[0].split("."))
-    return key(version) > key(than)
-
-
 def propose_plan(facts: GoFacts, repo: Path, python: str, image_go: str) -> Plan:
-    """At most four steps and the checks (an offline build, the tests) for a Go module."""
+    """At most four steps and the checks (an offline build, the tests) for a Go module, on the host's Go when
+    go.mod needs newer than Debian's (toolchain.py)."""
+    python, toolchain = planned(facts, python, image_go)
     steps: list[Step] = []
     if (system := _system_step(facts)) is not None:
         steps.append(system)
@@ -63,7 +53,7 @@ def propose_plan(facts: GoFacts, repo: Path, python: str, image_go: str) -> Plan
                             why="the tests compile offline and go test names them"))
         checks.append(Check(name="tests", kind="tests", command=test_command,
                             why=f"{facts.test_files} _test.go files in {len(facts.test_packages)} packages"))
-    notes = [*facts.notes, *_toolchain_note(facts, image_go)]
+    notes = [*facts.notes, *toolchain]
     notes += [f"CI runs: {e.text} ({e.file}:{e.line})" for e in facts.ci_tests[:3]]
     if facts.cgo:
         notes.append(f"cgo in {len(facts.cgo)} file(s), e.g. {facts.cgo[0].file}:{facts.cgo[0].line}")

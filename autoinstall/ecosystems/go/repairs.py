@@ -4,6 +4,7 @@ from __future__ import annotations
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
 from autoinstall.ecosystems.go.diagnosis import NETWORK_OFF, SERVICE_REFUSED
+from autoinstall.ecosystems.go.toolchain import host_go_repair
 from autoinstall.ecosystems.rules import deselecting, first_repair
 from envs.spec import Evidence, Repair, Step
 
@@ -25,7 +26,7 @@ def _toolchain(ctx: RepairContext) -> Repair | None:
 
 def _system_package(ctx: RepairContext) -> Repair | None:
     if ctx.diagnosis.kind == "missing_tool" and ctx.diagnosis.subject.startswith("go1"):
-        return _toolchain(ctx)
+        return host_go_repair(ctx) or _toolchain(ctx)  # the host's Go first, then the module proxy
     return system_package_repair(ctx, "cgo")
 
 

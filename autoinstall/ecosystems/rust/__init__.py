@@ -20,8 +20,8 @@ from autoinstall.ecosystems.rust.survey import RustFacts, survey
 
 class RustEcosystem(CompiledEcosystem):
     """Cargo projects: `cargo vendor` into the image, `cargo test --no-run`, `cargo test` per test. The base
-    image is trixie's, whose Debian rustc is 1.85. rustup cannot download toolchains on these machines, so a
-    newer rust-version is a recorded failure, not a repair. Cargo.lock pins every crate: the replay
+    image is trixie's, whose Debian rustc is 1.85; a plan or a repair adds a newer host rustup toolchain to it
+    ("3.13+rust-1.95.0": toolchain.py). Cargo.lock pins every crate: the replay
     Dockerfile's lock step reads the constraints file itself."""
 
     language = Language(name="rust", manifests=("Cargo.toml",), survey=survey, propose=propose_plan,

@@ -10,8 +10,9 @@ from envs.spec import Diagnosis, DiagnosisKind
 RUSTC_TOO_OLD = re.compile(
     r"package `(?P<p1>\S+) v(?P<v1>\S+)` cannot be built because it requires rustc (?P<r1>[\d.]+)|"
     r"(?P<p2>[\w-]+)@(?P<v2>\S+) requires rustc (?P<r2>[\d.]+)|"
-    r"feature `edition(?P<e>\d{4})` is required")
-"""A crate (the project or a dependency) needs a newer rustc than the image's Debian one."""
+    r"feature `edition(?P<e>\d{4})` is required|"
+    r"(?P<l>`let` expressions in this position are unstable)")
+"""A crate (the project or a dependency) needs a newer rustc than the image's Debian one (let chains: 1.88)."""
 SERVICE_REFUSED = re.compile(r"Connection refused \(os error 111\)|ConnectionRefused")
 """A service the test expects is not running (Rust's io::Error rarely says where)."""
 NETWORK_OFF = re.compile(
@@ -52,6 +53,8 @@ def _subject(pattern: re.Pattern[str], m: re.Match[str]) -> str:
     """The name the failure is about; for a too-old rustc `rustc 1.88 for crate@1.2.3`."""
     groups = m.groupdict()
     if pattern is RUSTC_TOO_OLD:
+        if groups.get("l"):
+            return "rustc 1.88 for let chains"
         if groups.get("e"):
             return f"rustc {'1.85' if groups['e'] == '2024' else '1.56'} for the edition {groups['e']}"
         crate = groups.get("p1") or groups.get("p2")

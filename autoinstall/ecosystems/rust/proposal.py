@@ -6,10 +6,10 @@ from pathlib import Path
 
 from autoinstall.ecosystems.debian_names import APT
 from autoinstall.ecosystems.rust.survey import SYS_PACKAGES, RustFacts
+from autoinstall.ecosystems.rust.toolchain import DEBIAN_RUSTC as IMAGE_RUSTC
+from autoinstall.ecosystems.rust.toolchain import planned, wanted
 from envs.spec import Check, Evidence, Plan, Step
 
-IMAGE_RUSTC = "1.85"
-"""Debian trixie's rustc and cargo: what a `rust-version` or a dependency's MSRV has to fit."""
 VENDOR_DIR = "/opt/cargo-vendor"
 LOCK_FROM_PINS = "/opt/autoinstall/constraints.txt"
 """Where the replay image finds the recorded constraints: for Rust, the Cargo.lock the build resolved."""
@@ -20,7 +20,8 @@ MSRV_AWARE = "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS=fallback"
 repair for a dependency that needs a newer rustc."""
 CHAT_ENVIRONMENT = (
     "Commands run with bash in /workspace (a Cargo project) inside a Debian container with Debian's "
-    "rustc and cargo (no rustup: other toolchains cannot be downloaded); crates come from crates.io. "
+    "rustc and cargo, or a newer toolchain copied from the host (no rustup: none can be downloaded); "
+    "crates come from crates.io. "
     "Fetch and build the tests while online (`cargo fetch`, `cargo test --no-run`); tests run offline "
     "with `cargo test` (test_runner cargo).")
 """For chat models: Debian's rustc and cargo without rustup, crates.io, and `cargo test` offline."""
@@ -48,20 +49,13 @@ def _system_step(facts: RustFacts) -> Step | None:
                 why="-sys crates build against these system libraries", evidence=list(wanted.values())[:5])
 
 
-def _newer(version: str, than: str) -> bool:
-    def key(v: str) -> tuple[int, ...]:
-        return tuple(int(p) if p.isdigit() else 0 for p in v.split("."))[:2]
-    return key(version) > key(than)
-
-
-def _notes(facts: RustFacts) -> list[str]:
-    notes = list(facts.notes)
-    if facts.rust_version and _newer(facts.rust_version, IMAGE_RUSTC):
-        notes.append(f"rust-version {facts.rust_version} is newer than the image's rustc {IMAGE_RUSTC} "
-                     "(Debian trixie's; rustup cannot download here): the build is expected to fail")
-    if facts.toolchain:
+def _notes(facts: RustFacts, toolchain: list[str]) -> list[str]:
+    notes = [*facts.notes, *toolchain]
+    asked = wanted(facts)
+    if facts.toolchain and (asked is None or asked[0] != facts.toolchain):
         notes.append(f"{facts.toolchain_evidence.file if facts.toolchain_evidence else 'rust-toolchain'} asks "
-                     f"for {facts.toolchain}: ignored, Debian's cargo {IMAGE_RUSTC} has no rustup to honour it")
+                     f"for {facts.toolchain}: ignored, the image has no rustup to honour it (rustc {IMAGE_RUSTC} "
+                     "or a newer one copied from this host)")
     if facts.features:
         notes.append(f"default features only: --all-features ({', '.join(facts.features[:6])}) can need "
                      "system libraries or a nightly compiler the image lacks, and CI's choice varies")
@@ -72,7 +66,9 @@ def _notes(facts: RustFacts) -> list[str]:
 
 
 def propose_plan(facts: RustFacts, repo: Path, python: str) -> Plan:
-    """At most five steps and the checks (an offline build of the tests, their list, the tests)."""
+    """At most five steps and the checks (an offline build of the tests, their list, the tests), on the toolchain
+    the manifest needs (`python` plus a host rustup toolchain: toolchain.py)."""
+    python, toolchain = planned(facts, python)
     steps: list[Step] = []
     where = facts.package_evidence or facts.workspace_evidence or Evidence(file="Cargo.toml", line=1,
                                                                            text="Cargo.toml")
@@ -99,4 +95,4 @@ def propose_plan(facts: RustFacts, repo: Path, python: str) -> Plan:
               Check(name="tests", kind="tests", command=tests,
                     why=f"{facts.test_targets} source files with tests or doc examples")]
     return Plan(ecosystem="rust", python=python, steps=steps, checks=checks, test_command=tests,
-                test_runner="cargo", notes=_notes(facts))
+                test_runner="cargo", notes=_notes(facts, toolchain))

@@ -1,0 +1,79 @@
+"""Toolchains newer than the base suite's, for every compiled ecosystem: how a plan names them, which one a need
+chooses, and what the spec records of them.
+
+A compiled ecosystem's toolchain token (`Plan.python`, the `toolchain` its `base_image` receives) is the base
+image's Python, then a `+` and a host toolchain's key for each one copied in: "3.13" is Debian trixie's own
+compilers, "3.13+rust-1.95.0" the same image with the host's rustup toolchain 1.95.0 first on PATH
+(envs/host_toolchains.py). Switching toolchains mid-build is the `switch_python` repair with a new token: the
+install starts over on the new base image, as for another interpreter. Preference, for a need the suite's
+compiler does not meet: the host's installations (a): here, `choose`; the registries that publish toolchains (b):
+an ecosystem's own repair (Go's GOTOOLCHAIN), recorded through its optional `registry_toolchains(env)`; an
+older dependency (MSRV-aware resolution) last.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from envs.base import SandboxFactory
+from envs.host_toolchains import HostToolchain, find, version_key
+from envs.toolchain_record import ToolchainRecord
+
+SEP = "+"
+Log = Callable[[str], None]
+
+
+def split(token: str) -> tuple[str, tuple[str, ...]]:
+    """"3.13+rust-1.95.0" -> ("3.13", ("rust-1.95.0",))."""
+    python, *keys = token.split(SEP)
+    return python, tuple(k for k in keys if k)
+
+
+def with_host(token: str, toolchain: HostToolchain) -> str:
+    """`token` with `toolchain` instead of any other of its name."""
+    python, keys = split(token)
+    kept = [k for k in keys if k.partition("-")[0] != toolchain.name]
+    return SEP.join([python, *kept, toolchain.key])
+
+
+def current(token: str, name: str) -> str | None:
+    """The version of the host toolchain `name` the token names, or None (the suite's own)."""
+    return next((k.partition("-")[2] for k in split(token)[1] if k.partition("-")[0] == name), None)
+
+
+def newer(version: str, than: str) -> bool:
+    """By release number only ("1.88" > "1.85.0"; "1.95.0" is not newer than "1.95")."""
+    return version_key(version)[:3] > version_key(than)[:3]
+
+
+def choose(available: list[HostToolchain], need: str, now: str) -> HostToolchain | None:
+    """The host release to move to from version `now` for something that needs `need`: the oldest that meets it
+    (closest to what the project tested with), else the newest newer than `now` (it meets more of the graph; what
+    is left goes to the ecosystem's fallback). Pre-releases (nightly, beta) are never chosen; None when no
+    release is newer than `now`."""
+    releases = sorted((t for t in available if t.release and newer(t.version, now)),
+                      key=lambda t: version_key(t.version))
+    meeting = [t for t in releases if not newer(need, t.version)]
+    return meeting[0] if meeting else (releases[-1] if releases else None)
+
+
+def base_image(factory: SandboxFactory, token: str, log: Log | None, packages: tuple[str, ...]) -> str:
+    """The base image a token names: the Python and Debian `packages`, then each host toolchain's layer."""
+    python, keys = split(token)
+    if not keys:
+        return factory.base_image(python=python, log=log, packages=packages)
+    return factory.base_image(python=python, log=log, packages=packages, toolchains=keys)
+
+
+def records(ecosystem: object, token: str, env: dict[str, str], repo: Path) -> list[ToolchainRecord]:
+    """What a finished build's toolchains were and where they came from: the host's the token names, then what
+    the ecosystem says a registry gave (`registry_toolchains(env, token, repo)`, from its variables and the
+    checkout's manifest); none: the suite's own compilers."""
+    out = []
+    for key in split(token)[1]:
+        found = find(key)
+        name, _, version = key.partition("-")
+        out.append(found.record() if found else ToolchainRecord(
+            name=name, version=version, origin="host", source="no longer on this host"))
+    from_registry = getattr(ecosystem, "registry_toolchains", None)
+    return out + (from_registry(env, token, repo) if from_registry else [])
