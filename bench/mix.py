@@ -32,16 +32,17 @@ TERMINAL_COMMAND = "ls | head -5"
 TOOLS = ("read_file", "search", "edit_file", "terminal")
 
 LISTING = (
-    "{{ git ls-files 2>/dev/null | grep . || find . -type f -not -path '*/.git/*' -not -path '*/node_modules/*' "
-    "| sed 's|^\\./||'; }} | head -5000 | tr '\\n' '\\0' | xargs -0 -r stat -c '%s %n' 2>/dev/null "
-    "> /tmp/.bench-files; "
+    "f=$(mktemp); {{ git ls-files 2>/dev/null | grep . || find . -type f -not -path '*/.git/*' "
+    "-not -path '*/node_modules/*' | sed 's|^\\./||'; }} | head -5000 | tr '\\n' '\\0' "
+    "| xargs -0 -r stat -c '%s %n' 2>/dev/null > \"$f\"; "
     "for kind in '{source}' '{docs}'; do "
-    "grep -E \"$kind\" /tmp/.bench-files | awk '$1 > {low} && $1 < {high}' | head -{n}; "
-    "grep -E \"$kind\" /tmp/.bench-files | awk '$1 > 0 && $1 <= {low}' | sort -n -r | head -{n}; "
-    "grep -E \"$kind\" /tmp/.bench-files | awk '$1 >= {high}' | sort -n | head -{n}; done"
+    "grep -E \"$kind\" \"$f\" | awk '$1 > {low} && $1 < {high}' | head -{n}; "
+    "grep -E \"$kind\" \"$f\" | awk '$1 > 0 && $1 <= {low}' | sort -n -r | head -{n}; "
+    "grep -E \"$kind\" \"$f\" | awk '$1 >= {high}' | sort -n | head -{n}; done; rm -f \"$f\""
 )
 """`size path` of the workspace's first 5,000 files (tracked ones when git knows them) of each kind: those in
-the band in the listing's order, then the largest under it and the smallest over it."""
+the band in the listing's order, then the largest under it and the smallest over it. The list is kept in a
+file of its own (mktemp): on a LocalSandbox /tmp is the host's, shared with other benches and test runs."""
 
 
 class Result(Protocol):

@@ -43,8 +43,8 @@ def language_task(language: str, builds: Builds) -> LanguageTask:
 @pytest.mark.parametrize("language", cheats.LANGUAGES)
 def test_the_runtime_pays_only_the_fix(language: str, builds: Builds) -> None:
     lt = language_task(language, builds)
-    naive: dict[str, float] = {}
-    rewards = runtime_rewards(lt, lt.plays(), naive)
+    naive: dict[str, float] = {}  # the control, asserted for python: elsewhere it would only double the gradings
+    rewards = runtime_rewards(lt, lt.plays(), naive if language == "python" else None)
     wrong = {play: value for play, value in rewards.items() if value != expected(play)}
     assert not wrong, wrong
     if language == "python":  # the control: scored in the agent's own container, the cheats would pay
