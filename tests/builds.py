@@ -102,12 +102,23 @@ class Builds:
 
         return self._once(key, make)
 
+    def remove_at_end(self, images: list[str]) -> None:
+        """Leave `images` for `remove_images`: a task's start image is one per task and machine, so a test on
+        another worker may be grading in it (the runtime, Harbor) while this one is done with it."""
+        deferred = self.root / "deferred-images"
+        deferred.mkdir(parents=True, exist_ok=True)
+        (deferred / f"{os.getpid()}-{len(list(deferred.iterdir()))}.json").write_text(json.dumps(images))
+
     def remove_images(self) -> None:
-        """Remove the images of the tasks made this run (once every test is done)."""
+        """Remove the images of the tasks made this run and those left by `remove_at_end` (once every test is
+        done)."""
         from envs.docker import remove_image  # local: only runs that made tasks need the engine here
 
         for result in self.root.glob("*/result.pickle"):
             for image in getattr(pickle.loads(result.read_bytes()), "images", []):
+                remove_image(image)
+        for deferred in self.root.glob("deferred-images/*.json"):
+            for image in json.loads(deferred.read_text()):
                 remove_image(image)
 
     def _build(self, repo: Path, work: Path, options: dict[str, Any]) -> BuiltEnv:

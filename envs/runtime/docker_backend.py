@@ -20,6 +20,7 @@ from envs.docker import (
     image_labels,
     remove_image,
 )
+from envs.errors import ImageNotFoundError
 from envs.grading import image
 from envs.runtime.backend import Episode
 from envs.runtime.episode import copy_episode, end_episode, reset_in_place
@@ -181,13 +182,21 @@ class DockerBackend:
     def grader(self, task: Task, spec: RuntimeSpec, labels: dict[str, str]) -> TaskGrader:
         grading_of(task)  # no grading record: fail now, not in the background
 
-        def start() -> Sandbox:
+        def start_once() -> Sandbox:
             tag = start_image(task, self.base_url)
             config = episode_config(spec, {**labels, "autoinstall.grading": "1"}, self.base_url, tag)
             config = config.model_copy(update={"channel": False, "network": False})
             sandbox = DockerSandbox(DockerSandboxConfig.model_validate(config.model_dump()))
             sandbox.start()
             return sandbox
+
+        def start() -> Sandbox:
+            try:
+                return start_once()
+            except ImageNotFoundError:  # removed since this process built it (a cleanup, an export's): again
+                with _BUILD_LOCK:
+                    _BUILT.clear()
+                return start_once()
 
         return TaskGrader(task, start, _carry)
 

@@ -18,6 +18,7 @@ import shlex
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,10 +187,17 @@ def predicted_patch(image: str, lt: LanguageTask, body: str) -> str:
 
 
 def swebench_resolved(python: str, lts: list[LanguageTask], work: Path, *, every_cheat: bool = False,
-                      workers: int = 2) -> dict[tuple[str, str], float]:
+                      workers: int = 2, dispose: Callable[[list[str]], None] | None = None,
+                      ) -> dict[tuple[str, str], float]:
     """swebench's `run_evaluation` over copies of each task's row, one per play (the cheats marked for Harbor,
-    or every one a diff can hold): (language, play) -> 1.0 when the instance is resolved."""
-    from envs.docker import remove_image
+    or every one a diff can hold): (language, play) -> 1.0 when the instance is resolved. The exported images
+    go to `dispose` at the end (default: removed at once; a run whose tasks other tests grade at the same
+    time defers it: tests/builds.py `remove_at_end`)."""
+    from envs.docker import remove_image  # local: the engine only for a run that evaluates
+
+    def remove_now(images: list[str]) -> None:
+        for image in images:
+            remove_image(image)
 
     rows, predictions, names, images = [], [], {}, []
     for lt in lts:
@@ -216,8 +224,7 @@ def swebench_resolved(python: str, lts: list[LanguageTask], work: Path, *, every
                                "--report_dir", str(work / "reports")],
                               cwd=work, capture_output=True, text=True, timeout=3600, check=False)
     finally:
-        for image in images:
-            remove_image(image)
+        (dispose or remove_now)(images)
     resolved: dict[tuple[str, str], float] = {}
     for iid, key in names.items():
         report = work / "logs" / "run_evaluation" / "cheats" / "cheats" / iid / "report.json"

@@ -63,6 +63,6 @@ def test_harbor_pays_only_the_fix(language: str, builds: Builds, tmp_path: Path)
 @pytest.mark.parametrize("language", cheats.LANGUAGES)
 def test_swebench_resolves_only_the_fix(language: str, builds: Builds, tmp_path: Path) -> None:
     python = tool_python("swebench", "swebench 5.x")
-    resolved = swebench_resolved(python, [language_task(language, builds)], tmp_path)
+    resolved = swebench_resolved(python, [language_task(language, builds)], tmp_path, dispose=builds.remove_at_end)
     wrong = {key: value for key, value in resolved.items() if value != expected(key[1])}
     assert not wrong, wrong

@@ -125,6 +125,19 @@ def test_the_runtime_pays_a_combined_tasks_gold_patch_only(made: Made) -> None:
     assert len(rewards) > 10 and set(rewards.values()) == {0.0}, rewards
 
 
+
+def test_the_runtime_grades_again_after_its_start_image_was_removed(made: Made) -> None:
+    """A task's start image this process built and remembers, removed behind its back (a cleanup, an export
+    of the same task finishing on another worker): the next grading builds it again instead of failing."""
+    from envs.docker import remove_image
+    from envs.runtime.docker_backend import start_image
+    from tests.adversarial.surfaces import GOLD, LanguageTask, runtime_rewards
+
+    task = made.report.tasks[0]
+    remove_image(start_image(task))  # built now and remembered as built, then gone
+    lt = LanguageTask("python", made.catalog, task)
+    assert runtime_rewards(lt, {GOLD: lt.plays()[GOLD]}) == {GOLD: 1.0}
+
 @pytest.mark.slow
 def test_harbor_pays_a_combined_tasks_gold_patch_only(made: Made, tmp_path: Path) -> None:
     """The same in Harbor (`harbor run`, the oracle agent over copies of the exported task, one per play)."""
