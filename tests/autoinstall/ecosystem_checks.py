@@ -3,8 +3,11 @@ build the repair context of one failed command, check a table of diagnoses, a mi
 repaired once, and tests deselected on their own messages' evidence."""
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 from autoinstall.ecosystems.base import Ecosystem, FailedTest, RepairContext
 from envs.spec import Diagnosis, Plan, Repair, Step
@@ -58,3 +61,11 @@ def deselection(repair: RepairRule, ctx: Callable[..., RepairContext], eco: Ecos
     assert "service" in r.reason and "internet" in r.reason
     assert [eco.justifies_deselection(f.message) for f in failed] == justified
     return r
+
+
+def need_host_toolchain(reason: str) -> None:
+    """Skip a test whose host lacks the toolchain it copies into an image; fail under CI, whose machine kind
+    has rustup's stable toolchain and a newer Go tree (the Docker path must be proven there, never skipped)."""
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set but {reason}", pytrace=False)
+    pytest.skip(reason)

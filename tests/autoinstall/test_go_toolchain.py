@@ -13,6 +13,7 @@ from autoinstall.ecosystems import toolchains
 from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from envs.host_toolchains import OFF_ENV, host_toolchains
+from tests.autoinstall.ecosystem_checks import need_host_toolchain
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "go_newer_toolchain"
 MIN_PASSED = json.loads((REPO / "expected.json").read_text())["min_passed"]
@@ -33,7 +34,7 @@ def test_a_newer_go_line_builds_on_the_hosts_go_tree(docker_engine: None, tmp_pa
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     usable = [t for t in host_toolchains("go") if t.release and not toolchains.newer("1.25.0", t.version)]
     if not usable:
-        pytest.skip("this host has no Go tree of 1.25.0 or newer (/usr/local/go, ~/sdk)")
+        need_host_toolchain("this host has no Go tree of 1.25.0 or newer (/usr/local/go, ~/sdk)")
     spec = _build(tmp_path, monkeypatch)
     assert spec.python == f"3.13+go-{usable[0].version}" and "GOTOOLCHAIN" not in spec.env
     [record] = spec.toolchains

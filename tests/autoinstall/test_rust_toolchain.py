@@ -13,6 +13,7 @@ from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from envs import docker as engine
 from envs.host_toolchains import host_toolchains
+from tests.autoinstall.ecosystem_checks import need_host_toolchain
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "rust_newer_toolchain"
 
@@ -23,7 +24,7 @@ def test_a_let_chains_dev_dependency_builds_on_the_hosts_rustup_toolchain_and_re
         docker_engine: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     usable = [t for t in host_toolchains("rust") if t.release and toolchains.newer(t.version, "1.87")]
     if not usable:
-        pytest.skip("this host has no rustup release toolchain of rustc 1.88 or newer")
+        need_host_toolchain("this host has no rustup release toolchain of rustc 1.88 or newer")
     monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
     spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True))
     assert spec.status == "verified", (spec.failure, [(e.command, e.exit_code) for e in spec.log])

@@ -10,6 +10,7 @@ from pathlib import Path
 from autoinstall.ecosystems import toolchains
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.go.survey import GoFacts, survey
+from autoinstall.ecosystems.repofiles import is_file
 from envs.host_toolchains import host_toolchains
 from envs.spec import Repair
 from envs.toolchain_record import ToolchainRecord
@@ -61,7 +62,7 @@ def registry_toolchains(env: dict[str, str], token: str, repo: Path) -> list[Too
     go command switched to by itself (GOTOOLCHAIN=auto: go.mod's `toolchain` line, else its `go` line, when
     newer than the Go in use); none when the image's Go served."""
     wanted = env.get("GOTOOLCHAIN", "").partition("+")[0]
-    if not wanted.startswith("go1") and toolchains.current(token, "go") is None and (repo / "go.mod").is_file():
+    if not wanted.startswith("go1") and toolchains.current(token, "go") is None and is_file(repo, repo / "go.mod"):
         facts = survey(repo)
         line = facts.toolchain or (f"go{facts.go_version}" if facts.go_version else "")
         wanted = line if line and toolchains.newer(line.removeprefix("go"), go_of(token)) else ""
