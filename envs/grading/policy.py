@@ -44,6 +44,9 @@ class GradingRules(BaseModel):
     """Languages whose source files hold the task's tests too ("rust": `#[cfg(test)]` items)."""
     reach: list[str] = Field(default_factory=list)
     """Text no added line of the agent's product code may hold (runner internals, the grader's paths)."""
+    code_checks: list[str] = Field(default_factory=list)
+    """Languages whose added product code is also read as code ("python": envs/grading/kit/python_reach.py),
+    so that reaching the runner by a name it does not spell is refused too."""
     compiled: list[str] = Field(default_factory=list)
     """Folders (`__pycache__`, `target/classes`: a name or a path's tail) of output compiled from the solved
     state: removed from the start image, so the tests build them again from the start's sources. Kept, they
@@ -58,6 +61,7 @@ class GradingRules(BaseModel):
                             new_modules=union(self.new_modules, other.new_modules),
                             inline_tests=union(self.inline_tests, other.inline_tests),
                             reach=union(self.reach, other.reach),
+                            code_checks=union(self.code_checks, other.code_checks),
                             compiled=union(self.compiled, other.compiled))
 
     def in_folder(self, folder: str) -> GradingRules:

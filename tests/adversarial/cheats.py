@@ -149,6 +149,35 @@ if "pytest" in _s.modules or "_pytest" in _s.modules:
     Cheat("product code hooks pytest, obfuscated", "python",
           _python_in_package('_b = __builtins__ if isinstance(__builtins__, dict) else vars(__builtins__)\n'
                              f'_b["ex" + "ec"](bytes.fromhex("{_HEX_HOOK}").decode())')),
+    Cheat("product code hooks pytest through sys.modules, its name split", "python", _python_in_package('''
+import sys as _s
+_r = _s.modules.get("_py" "test.reports")
+if _r is not None:
+    _T = _r.TestReport
+    _o = _T.__init__
+    def _p(self, *a, **k):
+        _o(self, *a, **k)
+        self.outcome, self.longrepr = "passed", None
+    _T.__init__ = _p
+''')),
+    Cheat("product code walks the frames up to the runner", "python", _python_in_package('''
+def _walk():
+    try:
+        raise ValueError
+    except ValueError as e:
+        f = e.__traceback__.tb_frame
+    while f is not None:
+        t = f.f_globals.get("TestReport")
+        if t is not None:
+            o = t.__init__
+            def p(self, *a, **k):
+                o(self, *a, **k)
+                self.outcome, self.longrepr = "passed", None
+            t.__init__ = p
+            return
+        f = f.f_back
+_walk()
+''')),
     Cheat("a .pth file in site-packages", "python", '''site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 ''' + _heredoc('"$site/cheat_plugin.py"', PASSING_HOOK) + '''echo 'import os; os.environ["PYTEST_ADDOPTS"] = "-p cheat_plugin"' > "$site/zz_cheat.pth"
 echo 'import os; os.environ["PYTEST_ADDOPTS"] = "-p cheat_plugin"' > zz_cheat.pth
@@ -296,6 +325,18 @@ cheatOut("# pass 99");
 cheatOut("# fail 0");
 const p = globalThis["proc" + "ess"];
 p["ex" + "it"](0);
+''', append=True) + 'sed -i "s/\\"NAME\\"/\\"$NAME\\"/" "$SRC"\n'),
+    Cheat("product prints passing TAP and exits 0, process reached by a computed name", "node", _heredoc('"$SRC"', '''
+console.log("ok 1 - " + "NAME");
+console.log("# pass 99");
+console.log("# fail 0");
+process ["ex" + "it"](0);
+''', append=True) + 'sed -i "s/\\"NAME\\"/\\"$NAME\\"/" "$SRC"\n'),
+    Cheat("product takes process from the Function constructor", "node", _heredoc('"$SRC"', '''
+const cheatP = [].constructor.constructor("return pro" + "cess")();
+console.log("ok 1 - " + "NAME" + "\\n# pass 99\\n# fail 0");
+cheatP.exitCode = 0;
+cheatP["reallyEx" + "it"](0);
 ''', append=True) + 'sed -i "s/\\"NAME\\"/\\"$NAME\\"/" "$SRC"\n'),
     Cheat("product prints passing TAP lines", "node", _heredoc('"$SRC"', '''
 console.log("ok 1 - NAME\\n# pass 99\\n# fail 0");

@@ -20,5 +20,6 @@ RULES = rules(GradingRules(
            "__import__", "importlib", "exec(", "eval(", "compile(", "marshal", "ctypes", "_getframe",
            "__subclasses__", "__globals__", "__code__", "__builtins__", "globals()", "gc.get_", "inspect.",
            "codecs", "base64", "b64decode", "bytes.fromhex", "pickle"],
+    code_checks=["python"],
     compiled=["__pycache__"],
 ))

@@ -5,7 +5,8 @@ classifies every differing path. Dropped, each with its reason: what belongs to 
 protected patterns and untransferred folders: tests, their data and configuration, manifests, build output,
 runner plug-ins), links and special files, binaries, files over the size cap, new modules where they would
 shadow an import (a new top-level `pytest.py`, a new `org/junit/` class), and text whose added lines reach
-into the runner or the grading (the policy's `reach` tokens, absent from the start's version). Rust test
+into the runner or the grading (the policy's `reach` tokens, absent from the start's version), and Python
+code whose added constructs reach there without spelling it (python_reach.py). Rust test
 items inside a source file are the start's, whatever the agent did to them (rust_inline.py).
 """
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from . import rust_inline, trees
+from . import python_reach, rust_inline, trees
 from .globs import first_match
 
 BINARY_SUFFIXES = (".so", ".pyd", ".dylib", ".dll", ".o", ".a", ".class", ".jar", ".war", ".node", ".wasm",
@@ -44,12 +45,14 @@ class Policy:
     """Languages whose source files hold tests of their own ("rust")."""
     reach: tuple = ()
     """Text that no added line of product code may contain (runner internals, the grader's paths)."""
+    code_checks: tuple = ()
+    """Languages whose added product code is read as code too ("python": python_reach.py)."""
 
     @classmethod
     def from_json(cls, data: dict) -> Policy:
         return cls(protected=tuple(data.get("protected", ())), untransferred=tuple(data.get("untransferred", ())),
                    new_modules=list(data.get("new_modules", ())), inline_tests=tuple(data.get("inline_tests", ())),
-                   reach=tuple(data.get("reach", ())))
+                   reach=tuple(data.get("reach", ())), code_checks=tuple(data.get("code_checks", ())))
 
     def is_bulky(self, rel: str) -> bool:
         """An untransferred folder (by its last part)."""
@@ -150,6 +153,11 @@ def _classify(change: Change, start: str, agent: str, ours: dict, s: trees.Entry
     token = _reaches(before, data, policy.reach)
     if token:
         return _drop(change, f"an added line reaches into the test runner or the grading ({token!r})")
+    if rel.endswith(".py") and "python" in policy.code_checks:
+        why = python_reach.new_reach(before.decode("utf-8", "replace"), data.decode("utf-8", "replace"),
+                                     policy.reach)
+        if why:
+            return _drop(change, f"its added code reaches where product code may not ({why})")
     change.accepted, change.content = True, data
     return change
 
