@@ -15,6 +15,7 @@ RULES = rules(GradingRules(
                "**/.babelrc*", "**/.nycrc*", "**/.c8rc*", "**/.swcrc", "**/tsconfig*.json", "**/jsconfig*.json",
                "**/.eslintrc*", "**/karma.conf.*"],
     untransferred=["node_modules", ".yarn", ".nyc_output", "coverage"],
+    code_checks=["node"],
     reach=["process.exit", "process.reallyExit", "process.stdout", "process.on(", "process.once(",
            "process.kill", "require('mocha')", 'require("mocha")', "node:test", "vitest", "@jest", "jest.",
            "require('tap')", 'require("tap")', "from 'tap'", 'from "tap"', "tape", "uvu", "require('ava')",

@@ -5,8 +5,9 @@ classifies every differing path. Dropped, each with its reason: what belongs to 
 protected patterns and untransferred folders: tests, their data and configuration, manifests, build output,
 runner plug-ins), links and special files, binaries, files over the size cap, new modules where they would
 shadow an import (a new top-level `pytest.py`, a new `org/junit/` class), and text whose added lines reach
-into the runner or the grading (the policy's `reach` tokens, absent from the start's version), and Python
-code whose added constructs reach there without spelling it (python_reach.py). Rust test
+into the runner or the grading (the policy's `reach` tokens, absent from the start's version), and Python,
+JavaScript and TypeScript code whose added code reaches there without spelling it (python_reach.py,
+js_reach.py). Rust test
 items inside a source file are the start's, whatever the agent did to them (rust_inline.py).
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from . import python_reach, rust_inline, trees
+from . import js_reach, python_reach, rust_inline, spelling, trees
 from .globs import first_match
 
 BINARY_SUFFIXES = (".so", ".pyd", ".dylib", ".dll", ".o", ".a", ".class", ".jar", ".war", ".node", ".wasm",
@@ -46,7 +47,8 @@ class Policy:
     reach: tuple = ()
     """Text that no added line of product code may contain (runner internals, the grader's paths)."""
     code_checks: tuple = ()
-    """Languages whose added product code is read as code too ("python": python_reach.py)."""
+    """Languages whose added product code is read past its spelling ("python": python_reach.py, "node":
+    js_reach.py)."""
 
     @classmethod
     def from_json(cls, data: dict) -> Policy:
@@ -158,6 +160,10 @@ def _classify(change: Change, start: str, agent: str, ours: dict, s: trees.Entry
                                      policy.reach)
         if why:
             return _drop(change, f"its added code reaches where product code may not ({why})")
+    if rel.endswith(js_reach.SUFFIXES) and "node" in policy.code_checks:
+        why = js_reach.new_reach(before.decode("utf-8", "replace"), data.decode("utf-8", "replace"))
+        if why:
+            return _drop(change, f"its added code reaches where product code may not: {why}")
     change.accepted, change.content = True, data
     return change
 
@@ -187,9 +193,18 @@ def _shadows(rel: str, ours: dict, policy: Policy) -> str | None:
 
 
 def _reaches(before: bytes, after: bytes, tokens: tuple) -> str | None:
+    """The first token an added line holds that the start did not, as written or once squeezed (spelling.py:
+    `System . exit`, `process\n.exit`, `"org.ju" + "nit"` spell their token too)."""
     if not tokens:
         return None
-    old = set(before.decode("utf-8", "replace").splitlines())
-    added = [ln for ln in after.decode("utf-8", "replace").splitlines() if ln not in old]
-    text = "\n".join(added)
-    return next((t for t in tokens if t in text and t not in before.decode("utf-8", "replace")), None)
+    start = before.decode("utf-8", "replace")
+    old = set(start.splitlines())
+    text = "\n".join(ln for ln in after.decode("utf-8", "replace").splitlines() if ln not in old)
+    tight, tight_start = spelling.squeezed(text), spelling.squeezed(start)
+    for token in tokens:
+        if token in text and token not in start:
+            return token
+        squeezed = spelling.squeezed(token)
+        if squeezed and squeezed in tight and squeezed not in tight_start:
+            return token
+    return None

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from autoinstall.ecosystems.go.grading import RULES as GO
 from autoinstall.ecosystems.java.grading import RULES as JAVA
 from autoinstall.ecosystems.node.grading import RULES as NODE
 from autoinstall.ecosystems.python.grading import RULES as PYTHON
@@ -165,3 +166,21 @@ def test_patterns_name_paths_at_any_depth(path: str, pattern: str) -> None:
 def test_a_project_in_a_folder_keeps_its_root_files_and_its_own() -> None:
     rules = GradingRules(protected=["Cargo.toml", "**/tests/**"]).in_folder("crates/core")
     assert {"Cargo.toml", "crates/core/Cargo.toml", "**/tests/**"} <= set(rules.protected)
+
+
+SPELLED = {  # language: (rules, start file, its text, a token spelled with spaces, comments or joined literals)
+    "java": (JAVA, "src/main/java/a/A.java", "package a;\nclass A {}\n", "class B { void f() { System\n  . exit(0); } }\n"),
+    "java-joined": (JAVA, "src/main/java/a/A.java", "package a;\nclass A {}\n",
+                    'class B { String s = "org.ju" + "nit.Assert"; }\n'),
+    "rust": (RUST, "src/lib.rs", "pub fn f() {}\n", "pub fn g() { std :: process :: exit(0) }\n"),
+    "node": (NODE, "lib/a.js", "module.exports = {};\n", "process /* x */ .exit(0);\n"),
+    "go": (GO, "a/a.go", "package a\n", "func f() { os .\n\tExit( 0 ) }\n"),
+    "python": (PYTHON, "calc/core.py", "X = 1\n", "import os\nos . _exit(0)\n"),
+}
+
+
+@pytest.mark.parametrize("case", SPELLED.values(), ids=SPELLED.keys())
+def test_a_token_spelled_with_spaces_comments_or_joined_literals_is_refused(tmp_path: Path, case) -> None:
+    rules, rel, text, added = case
+    found = sort(tmp_path, {rel: text, "README": ""}, lambda a: (a / rel).write_text(text + added), rules)
+    assert not found[rel].accepted, found[rel].reason
