@@ -12,6 +12,7 @@ RULES = rules(GradingRules(
                "**/META-INF/services/**", "**/junit-platform.properties", "**/surefire*.properties",
                "**/logback-test.xml", "**/*.gradle", "**/*.gradle.kts", "**/gradle/**"],
     untransferred=["target", ".m2"],
+    code_checks=["java"],
     new_modules=[NewModuleRule(suffixes=[".java", ".kt", ".groovy", ".scala"], anchor=".java")],
     reach=["org.junit", "junit", "surefire", "System.exit", "Runtime.getRuntime().halt", "TestExecutionListener",
            "LauncherSession", "System.setOut",

@@ -12,6 +12,7 @@ RULES = rules(GradingRules(
                "**/.cargo/**", "**/rust-toolchain", "**/rust-toolchain.toml", "**/vendor/**", "**/tests.rs"],
     untransferred=["target"],
     inline_tests=["rust"],
+    code_checks=["rust"],
     reach=["process::exit", "test result:", " ... ok", "RUST_TEST", "libtest", "set_output_capture",
            # raw memory, linker sections and code run before main
            "unsafe", "link_section", "no_mangle", "ctor", "std::process", "libc::", "env::args", "extern \"C\""],

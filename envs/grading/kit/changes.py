@@ -7,7 +7,7 @@ runner plug-ins), links and special files, binaries, files over the size cap, ne
 shadow an import (a new top-level `pytest.py`, a new `org/junit/` class), and text whose added lines reach
 into the runner or the grading (the policy's `reach` tokens, absent from the start's version), and Python,
 JavaScript and TypeScript code whose added code reaches there without spelling it (python_reach.py,
-js_reach.py). Rust test
+js_reach.py), and an equality that answers without looking at the other side (blind_equality.py). Rust test
 items inside a source file are the start's, whatever the agent did to them (rust_inline.py).
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from . import js_reach, python_reach, rust_inline, spelling, trees
+from . import blind_equality, js_reach, python_reach, rust_inline, spelling, trees
 from .globs import first_match
 
 BINARY_SUFFIXES = (".so", ".pyd", ".dylib", ".dll", ".o", ".a", ".class", ".jar", ".war", ".node", ".wasm",
@@ -48,7 +48,7 @@ class Policy:
     """Text that no added line of product code may contain (runner internals, the grader's paths)."""
     code_checks: tuple = ()
     """Languages whose added product code is read past its spelling ("python": python_reach.py, "node":
-    js_reach.py)."""
+    js_reach.py; "java", "rust": blind_equality.py)."""
 
     @classmethod
     def from_json(cls, data: dict) -> Policy:
@@ -160,6 +160,11 @@ def _classify(change: Change, start: str, agent: str, ours: dict, s: trees.Entry
                                      policy.reach)
         if why:
             return _drop(change, f"its added code reaches where product code may not ({why})")
+    for language, suffixes in blind_equality.SUFFIXES.items():
+        if rel.endswith(suffixes) and language in policy.code_checks:
+            why = blind_equality.blind(language, before.decode("utf-8", "replace"), data.decode("utf-8", "replace"))
+            if why:
+                return _drop(change, f"its added code compares blindly: {why}")
     if rel.endswith(js_reach.SUFFIXES) and "node" in policy.code_checks:
         why = js_reach.new_reach(before.decode("utf-8", "replace"), data.decode("utf-8", "replace"))
         if why:

@@ -9,7 +9,9 @@ code adds nothing) are checked for the ways code reaches objects it was not give
 - calling what runs code (CALLS), or getattr and its kin with a name that is not a constant;
 - an attribute that leads to modules, frames, globals, the interpreter's hooks or a loader (ATTRIBUTES), by a
   dot or by a constant name given to getattr/attrgetter; and a few of sys's and os's own (MODULE_ATTRIBUTES);
-- a string, once constant concatenations and joins are folded, holding a policy token.
+- a string, once constant concatenations and joins are folded, holding a policy token;
+- a comparison method that answers without reading what it is compared with (an "always equal" object makes
+  `assert result == expected` pass whatever the result).
 
 A file that does not parse is refused: what the grader cannot read, it does not take. Stdlib only.
 """
@@ -46,7 +48,12 @@ MODULE_ATTRIBUTES = {
 """What sys and os hold that ends or takes over the process, reached through the module (or an alias of it)."""
 OWN = frozenset({"self", "cls"})
 NAMES = frozenset({"__builtins__", "__loader__", "__spec__"})
-CHECKED = (ast.Import, ast.ImportFrom, ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.BinOp, ast.JoinedStr)
+COMPARISONS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__contains__",
+                         "__instancecheck__", "__subclasscheck__"})
+"""Methods a test's assertion calls on the product's object: one that answers without looking at what it is
+compared with makes every `assert result == expected` pass (an "always equal" object)."""
+CHECKED = (ast.Import, ast.ImportFrom, ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.BinOp, ast.JoinedStr,
+           ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)
 
 
 def new_reach(before: str, after: str, tokens: tuple = ()) -> str | None:
@@ -96,6 +103,8 @@ def _why(node: ast.AST, tokens: tuple, aliases: dict, is_called: bool) -> str | 
         if node.id in NAMES or node.id in CALLS:
             return f"names {node.id}"
         return f"hands {node.id} around" if node.id in NAMED_ACCESS and not is_called else None
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)):
+        return _blind_comparison(node)
     if isinstance(node, ast.Call) and _named_access(node):
         return _named_access(node)
     texts = _spelled(node)
@@ -122,6 +131,30 @@ def _spelled(node: ast.AST) -> list:
         else:
             run.append(text)
     return [*runs, "".join(run)]
+
+
+def _blind_comparison(node: ast.AST) -> str | None:
+    """A comparison method (def or `__eq__ = lambda ...`) that never reads what it is compared with and answers
+    something other than NotImplemented."""
+    if isinstance(node, ast.Assign):
+        names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        if not any(n in COMPARISONS for n in names):
+            return None
+        if not isinstance(node.value, ast.Lambda):
+            return f"binds {names[0]} to something other than a method of its own"
+        name, args, body = names[0], node.value.args, [node.value.body]
+    else:
+        if node.name not in COMPARISONS:
+            return None
+        name, args, body = node.name, node.args, node.body
+    params = [a.arg for a in [*args.posonlyargs, *args.args]][1:2] + ([args.vararg.arg] if args.vararg else [])
+    used = {n.id for part in body for n in ast.walk(part) if isinstance(n, ast.Name)}
+    answers = [n.value for part in body for n in ast.walk(part) if isinstance(n, ast.Return)] \
+        if not isinstance(node, ast.Assign) else body
+    only_not_implemented = all(isinstance(a, ast.Name) and a.id == "NotImplemented" for a in answers if a)
+    if params and not used.intersection(params) and not only_not_implemented:
+        return f"{name} answers without looking at what it is compared with"
+    return None
 
 
 def _import_from(node: ast.ImportFrom) -> str | None:

@@ -184,3 +184,22 @@ def test_a_token_spelled_with_spaces_comments_or_joined_literals_is_refused(tmp_
     rules, rel, text, added = case
     found = sort(tmp_path, {rel: text, "README": ""}, lambda a: (a / rel).write_text(text + added), rules)
     assert not found[rel].accepted, found[rel].reason
+
+
+BLIND = {  # language: (rules, file, start text, an equality that ignores the other side, one that looks)
+    "java": (JAVA, "src/main/java/a/R.java", "package a;\nclass R {\n  int x;\n}\n",
+             "class S {\n  @Override\n  public boolean equals(Object o) {\n    return true;\n  }\n}\n",
+             "class S {\n  int x;\n  public boolean equals(Object o) { return o instanceof S && ((S) o).x == x; }\n}\n"),
+    "rust": (RUST, "src/lib.rs", "pub struct R(pub i32);\n",
+             "impl PartialEq<i32> for R {\n    fn eq(&self, _other: &i32) -> bool {\n        true\n    }\n}\n",
+             "impl PartialEq<i32> for R {\n    fn eq(&self, other: &i32) -> bool { self.0 == *other }\n}\n"),
+}
+
+
+@pytest.mark.parametrize("case", BLIND.values(), ids=BLIND.keys())
+def test_an_equality_that_does_not_look_at_the_other_side_is_refused(tmp_path: Path, case) -> None:
+    rules, rel, text, blind, looking = case
+    refused = sort(tmp_path / "blind", {rel: text}, lambda a: (a / rel).write_text(text + blind), rules)
+    assert not refused[rel].accepted and "compared with" in refused[rel].reason
+    taken = sort(tmp_path / "looking", {rel: text}, lambda a: (a / rel).write_text(text + looking), rules)
+    assert taken[rel].accepted, taken[rel].reason

@@ -42,12 +42,20 @@ REACHING = {
     "os.kill": "os.kill(os.getpid(), 9)\n",
     "a hook on imports": "import sys\nsys.meta_path.insert(0, object())\n",
     "an unparsable file": "def sub(a, b:\n",
+    "an always-equal object": "class A:\n    def __eq__(self, other):\n        return True\n",
+    "an always-unequal object": "class A:\n    def __ne__(self, other):\n        return False\n",
+    "an always-equal lambda": "class A:\n    __eq__ = lambda self, other: True\n",
+    "a comparison borrowed": "class A:\n    __eq__ = object.__ne__\n",
 }
 TAKEN = {
     "the fix": START.replace("a + b", "a - b"),
     "getattr with a constant name": START + '\n\ndef name(o):\n    return getattr(o, "name", None)\n',
     "a class's own modules": START + "\n\nclass A:\n    def f(self):\n        return self.modules\n",
     "a subprocess's output": START + "\n\ndef out(r):\n    return r.stdout\n",
+    "a comparison that looks at the other side": START + "\n\nclass A:\n    def __eq__(self, other):\n"
+                                                   "        return isinstance(other, A) and self.x == other.x\n",
+    "a comparison left to the other side": START + "\n\nclass A:\n    def __eq__(self, other):\n"
+                                                 "        return NotImplemented\n",
     "code moved and re-indented": "import os\n\n\nif True:\n    def sub(a, b):\n        return a + b\n",
 }
 
