@@ -6,7 +6,10 @@ one through switch_python."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import tarfile
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from autoinstall.ecosystems.java import JavaEcosystem
 from autoinstall.ecosystems.java.diagnosis import diagnose
 from autoinstall.ecosystems.java.repairs import repair
 from autoinstall.ecosystems.java.survey import survey
+from autoinstall.ecosystems.java.toolchain import TOOLCHAINS_XML
 from autoinstall.ecosystems.python import PythonEcosystem
 from autoinstall.install import InstallResult, said_why
 from autoinstall.plan.models.chat import ChatModel
@@ -142,20 +146,37 @@ POMS = {
                  "<build><plugins><plugin><artifactId>maven-enforcer-plugin</artifactId><executions><execution>\n"
                  "<configuration><rules><requireJavaVersion>\n<version>[25,)</version>\n"
                  "</requireJavaVersion></rules></configuration></execution></executions></plugin></plugins></build>"),
+    "toolchains": ("<build><plugins><plugin><artifactId>maven-toolchains-plugin</artifactId><configuration>\n"
+                   "<toolchains><jdk><version>[25,)</version></jdk></toolchains></configuration></plugin></plugins>"
+                   "</build>"),
 }
 
 
-@pytest.mark.parametrize(("case", "need", "line"), [("property", "25", 3), ("plugin", "24", 4),
-                                                     ("source/target", "23", 3), ("enforcer", "25", 6)])
+@pytest.mark.parametrize(("case", "need", "where"), [
+    ("property", "25", "pom.xml:3"), ("plugin", "24", "pom.xml:4"), ("source/target", "23", "pom.xml:3"),
+    ("enforcer", "25", "pom.xml:6"), ("toolchains", "25", "maven-toolchains-plugin in pom.xml")])
 def test_a_pom_asking_for_a_newer_java_plans_the_oldest_host_jdk_that_meets_it(
-        jvm: Path, tmp_path: Path, case: str, need: str, line: int) -> None:
+        jvm: Path, tmp_path: Path, case: str, need: str, where: str) -> None:
     pom = f"<project>\n<artifactId>a</artifactId>\n{POMS[case]}\n</project>"
     repo = write_tree(tmp_path / "repo", {"pom.xml": pom})
     plan = JAVA.propose(survey(repo), repo, ("3.13",))
     assert plan.python == "3.13+java-25.0.3"  # never 17 (older), never the 26 early-access build
     note = next(n for n in plan.notes if "JAVA_HOME" in n)
-    assert note.startswith(f"pom.xml:{line} asks for Java {need}, newer than the image's JDK 21")
+    assert note.startswith(f"{where} asks for Java {need}, newer than the image's JDK 21")
     assert str(jvm / "temurin-25-jdk-amd64") in note
+
+
+def test_the_setup_lists_every_jdk_of_the_image_for_maven_toolchains_plugin(jvm: Path, tmp_path: Path) -> None:
+    """Run on this machine with a fake JAVA_HOME: /usr/lib/jvm's JDKs and JAVA_HOME's, each by feature release."""
+    home = _jdk(tmp_path / "opt", "java-25.0.3", "25.0.3")
+    (home / "bin/javac").chmod(0o755)
+    (tmp_path / "h/.m2").mkdir(parents=True)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "h"), "JAVA_HOME": str(home)}
+    subprocess.run(["bash", "-c", TOOLCHAINS_XML], env=env, check=True)
+    root = ET.parse(tmp_path / "h/.m2/toolchains.xml").getroot()
+    listed = {t.findtext("configuration/jdkHome"): t.findtext("provides/version") for t in root}
+    assert listed[str(home)] == "25" and all(t.findtext("type") == "jdk" for t in root)
+    assert all(Path(h, "bin/javac").is_file() and not Path(h).is_symlink() for h in listed)
 
 
 def test_a_pom_the_image_meets_stays_on_debians_jdk(jvm: Path, tmp_path: Path) -> None:

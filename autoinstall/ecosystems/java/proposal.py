@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 
 from autoinstall.ecosystems.java.survey import JavaFacts
-from autoinstall.ecosystems.java.toolchain import IMAGE_JDK, planned
+from autoinstall.ecosystems.java.toolchain import IMAGE_JDK, TOOLCHAINS_XML, planned
 from envs.spec import Check, Evidence, Plan, Step
 
 CHAT_ENVIRONMENT = (
@@ -38,7 +38,7 @@ sources takes half the time (jackson-core's test-compile 14.4 s -> 7.5 s on 2 co
 into JVMs of their own, which this leaves alone; `~/.mavenrc` is read by Debian's mvn and by Maven wrappers."""
 MAVENRC = f'MAVEN_OPTS="{MAVEN_JVM} ${{MAVEN_OPTS:-}}"'
 SETUP = (f"{TRUST} && mkdir -p ~/.m2 && printf '%s\\n' {shlex.quote(SETTINGS)} > ~/.m2/settings.xml && "
-         f"printf '%s\\n' {shlex.quote(MAVENRC)} > ~/.mavenrc")
+         f"printf '%s\\n' {shlex.quote(MAVENRC)} > ~/.mavenrc && {TOOLCHAINS_XML}")
 FLAGS = "-B -ntp"
 """Batch mode, no transfer progress: logs a diagnosis can read."""
 GATES_OFF = ("-Dcheckstyle.skip -Denforcer.skip -Drat.skip -Dspotless.check.skip -Danimal.sniffer.skip "
@@ -93,7 +93,8 @@ def propose_plan(facts: JavaFacts, repo: Path, python: str) -> Plan:
     where = facts.artifact_evidence or Evidence(file="pom.xml", line=1, text="pom.xml")
     steps = [Step(command=SETUP, kind="other", evidence=[where],
                   why="Java must trust the machine's CA to reach Maven Central; the shared cache is read as a "
-                      "repository first, while downloads land in ~/.m2 inside the image"),
+                      "repository first, while downloads land in ~/.m2 inside the image; toolchains.xml lists "
+                      "the image's JDKs"),
              Step(command=build_command(facts), kind="project", evidence=[facts.java_evidence or where],
                   why="resolve every dependency and plugin into ~/.m2 and compile main and test sources; "
                       "one test class resolves Surefire's provider for the offline runs")]

@@ -39,7 +39,7 @@ class JavaFacts(BaseModel):
     """The Java version the build compiles for (release, else source/target), normalised: 1.8 -> 8."""
     java_evidence: Evidence | None = None
     toolchain_jdk: str | None = None
-    """The JDK version maven-toolchains-plugin asks for (needs a toolchains.xml the image lacks: noted)."""
+    """The JDK version maven-toolchains-plugin asks for (the plan's ~/.m2/toolchains.xml lists the image's)."""
     java_required: str | None = None
     """The least Java maven-enforcer-plugin's requireJavaVersion accepts, as a release number ("[25,)" -> 25)."""
     java_required_evidence: Evidence | None = None
@@ -125,8 +125,8 @@ def _java(files: RepoFiles, pom: ET.Element, facts: JavaFacts) -> None:
                     "pom.xml", "<version>", after=files.line_of("pom.xml", "<requireJavaVersion>"))
         elif name == "maven-toolchains-plugin" and (version := _text(plugin, ".//jdk/version")):
             facts.toolchain_jdk = _resolve(version, properties)
-            facts.notes.append(f"maven-toolchains-plugin asks for JDK {facts.toolchain_jdk}: the image has "
-                               "no toolchains.xml, so that plugin's goal is expected to fail")
+            facts.notes.append(f"maven-toolchains-plugin asks for JDK {facts.toolchain_jdk}: ~/.m2/toolchains.xml "
+                               "lists the image's JDKs by feature release (Debian's 21, a newer one from the host)")
     for needle, value in candidates:
         if re.fullmatch(r"(?:1\.)?\d+", value):
             facts.java_release = java_number(value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from autoinstall.ecosystems import toolchains
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.java.diagnosis import OWN_JAVAC
-from autoinstall.ecosystems.java.survey import JavaFacts
+from autoinstall.ecosystems.java.survey import JavaFacts, least_java
 from envs import host_jdks
 from envs.host_toolchains import HostToolchain, host_toolchains
 from envs.spec import Repair
@@ -20,6 +20,16 @@ SOURCES = ("a vendor's build such as Eclipse Temurin's, Azul Zulu's or Amazon Co
            "or Debian's openjdk-N-jdk from testing or unstable")
 """Where a newer JDK can come from, for the message that asks for one."""
 
+TOOLCHAINS_XML = (
+    "{ echo '<toolchains>'; for h in /usr/lib/jvm/* \"${JAVA_HOME:-}\"; do "
+    "v=$(sed -n 's/^JAVA_VERSION=\"\\([0-9]*\\).*/\\1/p' \"$h/release\" 2>/dev/null); "
+    "if [ -n \"$v\" ] && [ ! -L \"$h\" ] && [ -x \"$h/bin/javac\" ]; then "
+    "echo \"<toolchain><type>jdk</type><provides><version>$v</version></provides>"
+    "<configuration><jdkHome>$h</jdkHome></configuration></toolchain>\"; fi; done; "
+    "echo '</toolchains>'; } > ~/.m2/toolchains.xml")
+"""Every JDK of the image (Debian's, and the host's copied in as JAVA_HOME) in ~/.m2/toolchains.xml, each
+providing its feature release ("21", "25"): what maven-toolchains-plugin's `<jdk><version>` looks up."""
+
 
 def jdk_of(token: str) -> str:
     """The Java a toolchain token gives: the host JDK it names, else Debian's."""
@@ -27,8 +37,8 @@ def jdk_of(token: str) -> str:
 
 
 def wanted(facts: JavaFacts) -> tuple[str, str] | None:
-    """(the least Java release the root pom asks for, where it says so): the release it compiles for, or the
-    enforcer's requireJavaVersion, whichever is higher."""
+    """(the least Java release the root pom asks for, where it says so): the release it compiles for, the
+    enforcer's requireJavaVersion or the JDK maven-toolchains-plugin looks up, whichever is highest."""
     asks = []
     if facts.java_release and facts.java_release.isdigit():
         where = facts.java_evidence
@@ -36,6 +46,8 @@ def wanted(facts: JavaFacts) -> tuple[str, str] | None:
     if facts.java_required:
         where = facts.java_required_evidence
         asks.append((facts.java_required, f"{where.file}:{where.line}" if where and where.line else "pom.xml"))
+    if facts.toolchain_jdk and (least := least_java(facts.toolchain_jdk)):
+        asks.append((least, "maven-toolchains-plugin in pom.xml"))
     return max(asks, key=lambda a: int(a[0])) if asks else None
 
 
