@@ -1,11 +1,14 @@
 """Compilers newer than the base suite's, from the host's own installations: rustup's toolchains
-($RUSTUP_HOME/toolchains) and Go trees (/usr/local/go, ~/sdk/goX.Y.Z, the Go module cache's golang.org/toolchain).
+($RUSTUP_HOME/toolchains), Go trees (/usr/local/go, ~/sdk/goX.Y.Z, the Go module cache's golang.org/toolchain)
+and JDKs (/usr/lib/jvm and the other places envs/host_jdks.py names).
 
 A host toolchain is copied (trimmed: no documentation, no sources of the compiler itself) into a layer on top of a
-base image under /opt/toolchains/NAME-VERSION, whose bin/ leads PATH, as envs/pyenv_python.py copies the host's
-CPython builds. Its identity (version, folder, digest of its compiled files) is the layer's label, its tag's recipe
-and, through autoinstall, the spec's `toolchains`. Rustup's and Go's release builds link only against glibc, so the
-copy runs on any suite as new as the one they were built for.
+base image under /opt/toolchains/NAME-VERSION, whose bin/ leads PATH (a JDK's folder is JAVA_HOME too, and gets
+the host's CA as its `jssecacerts`, as every JDK of a base image does: envs/docker/trust.py), as
+envs/pyenv_python.py copies the host's CPython builds. Its identity (version, folder, digest of its compiled
+files) is the layer's label, its tag's recipe and, through autoinstall, the spec's `toolchains`. Rustup's, Go's
+and JDK vendors' release builds link only against glibc, so the copy runs on any suite as new as the one they
+were built for.
 """
 from __future__ import annotations
 
@@ -17,30 +20,32 @@ import tarfile
 import tempfile
 import tomllib
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from envs import docker as engine
+from envs import host_jdks
 from envs.base import LABEL
+from envs.docker.trust import jdk_trust
 from envs.errors import ImageBuildError
 from envs.toolchain_record import ToolchainRecord
 
 OFF_ENV = "AUTOINSTALL_HOST_TOOLCHAINS"
 """Set to "off" to use none of the host's toolchains (the suite's, a registry's or an older dependency instead)."""
 HOME = "/opt/toolchains"
+TRUST_STORE = "/etc/ssl/"
 GO_ROOTS = (Path("/usr/local/go"),)
 """Go trees installed by hand (besides ~/sdk/goX.Y.Z from golang.org/dl and the module cache's toolchains)."""
 BASE_REPO = "autoinstall-base"
 Log = Callable[[str], None]
 _ARCH = {"x86_64": "amd64", "aarch64": "arm64"}
-_SKIP = {"rust": {"share", "libexec", "src", "rustc-src", "rust-analyzer"}, "go": {"test", "doc", "api", "misc"}}
+_RUST_SKIP = {"share", "libexec", "src", "rustc-src", "rust-analyzer"}
+_GO_SKIP = {"test", "doc", "api", "misc"}
 """Folders no build needs (rustup's docs are 800 MB; Go's own test suite), skipped at any depth for Rust's
 `share`/`src`, at the top for Go."""
-_CHECK = {"rust": "rustc --version && cargo --version", "go": "go version"}
-_ENV = {"rust": "", "go": " GOTOOLCHAIN=local"}
-"""Go: the copied release is the one to use; a module needing newer says so (and the GOTOOLCHAIN repair applies)."""
 _LAYER = """\
 # A toolchain layer rendered by envs/host_toolchains.py: the host's {name} {version} from {prefix}.
 FROM {base}
@@ -123,15 +128,52 @@ def _go_version(prefix: Path) -> str | None:
     return found[1] if found else None
 
 
-def _entry_points(name: str, prefix: Path) -> list[Path]:
+def _rust_entry_points(prefix: Path) -> list[Path]:
     """What identifies a build, cheaply: rustup's channel manifest (every component's hash), rustc and the name
-    of librustc_driver (which carries its own hash); Go's VERSION and its go command."""
-    if name == "rust":
-        files = [prefix / "lib" / "rustlib" / "multirust-channel-manifest.toml", prefix / "bin" / "rustc"]
-        files += sorted((prefix / "lib").glob("librustc_driver-*.so"))
-    else:
-        files = [prefix / "VERSION", prefix / "bin" / "go"]
-    return [p for p in files if p.is_file()]
+    of librustc_driver (which carries its own hash)."""
+    files = [prefix / "lib" / "rustlib" / "multirust-channel-manifest.toml", prefix / "bin" / "rustc"]
+    return files + sorted((prefix / "lib").glob("librustc_driver-*.so"))
+
+
+def _go_entry_points(prefix: Path) -> list[Path]:
+    """Go's VERSION and its go command."""
+    return [prefix / "VERSION", prefix / "bin" / "go"]
+
+
+def _rust_keep(parts: tuple[str, ...]) -> bool:
+    return not any(p in _RUST_SKIP or p.startswith("manifest-rust-docs") for p in parts)
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """What differs between kinds of toolchain: where they are, their version, identity and trimming, and what
+    their layer sets and checks."""
+
+    prefixes: Callable[[], list[Path]]
+    version: Callable[[Path], str | None]
+    entry_points: Callable[[Path], list[Path]]
+    keep: Callable[[tuple[str, ...]], bool]
+    """Whether the copy keeps a path (its parts, relative to the installation)."""
+    env: str
+    """Variables the layer sets besides PATH ({home}: its folder)."""
+    check: str
+    """What the layer runs: the toolchain works (and, for a JDK, trusts the host's CA)."""
+    where: Callable[[], str]
+    """Where installations are looked for, as an error message says it."""
+
+
+_KINDS = {
+    "rust": _Kind(_rust_prefixes, _rust_version, _rust_entry_points, _rust_keep, env="",
+                  check="rustc --version && cargo --version", where=lambda: f"rustup's in {rustup_dir()}"),
+    "go": _Kind(_go_prefixes, _go_version, _go_entry_points, lambda parts: not parts or parts[0] not in _GO_SKIP,
+                # the copied release is the one to use; a module needing newer says so (the GOTOOLCHAIN repair)
+                env=" GOTOOLCHAIN=local", check="go version",
+                where=lambda: "Go's in /usr/local/go, ~/sdk and the module cache"),
+    "java": _Kind(host_jdks.prefixes, host_jdks.version, host_jdks.entry_points, host_jdks.keep,
+                  env=" JAVA_HOME={home}",
+                  check="java -version && javac -version && " + jdk_trust("{home}/lib/security"),
+                  where=lambda: f"JDKs in {host_jdks.WHERE}"),
+}
 
 
 @lru_cache(maxsize=32)
@@ -147,18 +189,20 @@ def _digest(files: tuple[tuple[str, int, int], ...], prefix: str) -> str:
 
 def _describe(name: str, prefix: Path, version: str) -> HostToolchain:
     real = prefix.resolve()
-    stat = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in _entry_points(name, real))
+    points = [p for p in _KINDS[name].entry_points(real) if p.is_file()]
+    stat = tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in points)
     return HostToolchain(name=name, version=version, prefix=str(real), digest=_digest(stat, str(real)))
 
 
 def host_toolchains(name: str) -> list[HostToolchain]:
-    """The host's installations of `name` ("rust", "go"), one per version, oldest first; none when turned off."""
-    if not _enabled() or name not in _SKIP:
+    """The host's installations of `name` ("rust", "go", "java"), one per version, oldest first; none when
+    turned off."""
+    kind = _KINDS.get(name)
+    if not _enabled() or kind is None:
         return []
     found: dict[str, HostToolchain] = {}
-    prefixes = _rust_prefixes() if name == "rust" else _go_prefixes()
-    for prefix in prefixes:
-        version = (_rust_version if name == "rust" else _go_version)(prefix)
+    for prefix in kind.prefixes():
+        version = kind.version(prefix)
         if version and version not in found:
             found[version] = _describe(name, prefix, version)
     return sorted(found.values(), key=lambda t: version_key(t.version))
@@ -177,26 +221,39 @@ def version_key(version: str) -> tuple[int, ...]:
     return (*parts, *[0] * (3 - len(parts)), 0 if pre else 1)
 
 
-def _keep(name: str, rel: str) -> bool:
-    parts = Path(rel).parts
-    if name == "go":
-        return not parts or parts[0] not in _SKIP["go"]
-    return not any(p in _SKIP["rust"] or p.startswith("manifest-rust-docs") for p in parts)
+def _leaves(root: str, rel: str, link: str) -> bool:
+    """Whether a link points out of the installation, other than into the system's trust store (/etc/ssl, which
+    every image has: Debian's and Adoptium's JDKs link lib/security/cacerts there)."""
+    target = os.path.normpath(link if os.path.isabs(link) else os.path.join(root, os.path.dirname(rel), link))
+    return not target.startswith((root + os.sep, TRUST_STORE))
 
 
 def write_tarball(toolchain: HostToolchain, dest: Path) -> int:
-    """The trimmed installation as a tar (owned by root); returns its size in bytes."""
+    """The trimmed installation as a tar (owned by root); returns its size in bytes. A link out of the
+    installation (Debian's JDKs link their configuration into /etc/java-N-openjdk) is copied as what it points
+    to; one that points nowhere is left out."""
+    outside: list[str] = []
 
-    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-        rel = os.path.normpath(info.name)
-        if rel != "." and not _keep(toolchain.name, rel):
-            return None
+    def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.uid = info.gid = 0
         info.uname = info.gname = "root"
         return info
 
+    def keep(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        rel = os.path.normpath(info.name)
+        if rel != "." and not _KINDS[toolchain.name].keep(Path(rel).parts):
+            return None
+        if info.issym() and _leaves(toolchain.prefix, rel, info.linkname):
+            outside.append(rel)
+            return None
+        return owned(info)
+
     with tarfile.open(dest, "w") as tar:
         tar.add(toolchain.prefix, arcname=".", filter=keep)
+        for rel in outside:
+            target = Path(toolchain.prefix, rel).resolve()
+            if target.exists():
+                tar.add(target, arcname=f"./{rel}", filter=owned)
     return dest.stat().st_size
 
 
@@ -216,20 +273,21 @@ def ensure_toolchain_layer(base: str, key: str, say: Log) -> str:
     if toolchain is None:
         name = key.partition("-")[0]
         have = ", ".join(t.key for t in host_toolchains(name)) or "none"
-        msg = (f"the host toolchain {key} is not on this machine (its {name} toolchains: {have}; rustup's are "
-               f"looked for in {rustup_dir()}, Go's in /usr/local/go, ~/sdk and the module cache, unless "
+        where = _KINDS[name].where() if name in _KINDS else "none are looked for"
+        msg = (f"the host toolchain {key} is not on this machine (its {name} toolchains: {have}; {where}, unless "
                f"{OFF_ENV}=off). Install it there, or build again to choose among what is installed.")
         raise ImageBuildError(msg)
     tag = layer_tag(base, toolchain)
     if engine.image_labels(tag) is not None:
         return tag
     say(f"copying {toolchain.name} {toolchain.version} from {toolchain.prefix} into {toolchain.home}")
+    kind = _KINDS[toolchain.name]
     with tempfile.TemporaryDirectory(prefix="autoinstall-toolchain-") as ctx:
         size = write_tarball(toolchain, Path(ctx) / "toolchain.tar")
         say(f"toolchain.tar: {size // 2**20} MiB")
         (Path(ctx) / "Dockerfile").write_text(_LAYER.format(
             name=toolchain.name, version=toolchain.version, prefix=toolchain.prefix, base=base, home=toolchain.home,
-            env=_ENV[toolchain.name], check=_CHECK[toolchain.name]))
+            env=kind.env.format(home=toolchain.home), check=kind.check.format(home=toolchain.home)))
         labels = {**(engine.image_labels(base) or {}), LABEL: "1", engine.KIND_LABEL: "base",
                   f"{LABEL}.toolchain": toolchain.key, f"{LABEL}.toolchain.source": toolchain.record().source}
         engine.build_image(Path(ctx), tag, labels=labels, buildargs={}, log=say)

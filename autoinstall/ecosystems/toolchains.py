@@ -16,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from envs.base import SandboxFactory
-from envs.host_toolchains import HostToolchain, find, version_key
+from envs.host_toolchains import HostToolchain, find, host_toolchains, version_key
+from envs.spec import Repair
 from envs.toolchain_record import ToolchainRecord
 
 SEP = "+"
@@ -55,6 +56,27 @@ def choose(available: list[HostToolchain], need: str, now: str) -> HostToolchain
                       key=lambda t: version_key(t.version))
     meeting = [t for t in releases if not newer(need, t.version)]
     return meeting[0] if meeting else (releases[-1] if releases else None)
+
+
+def switch(python: str, tried: list[Repair], pick: HostToolchain, reason: str) -> Repair | None:
+    """The repair that starts over with `pick` in the token `python`; None when the token has it already or the
+    same switch was tried."""
+    token = with_host(python, pick)
+    if token == python or any(r.kind == "switch_python" and r.python == token for r in tried):
+        return None
+    return Repair(kind="switch_python", python=token, reason=reason)
+
+
+def choices(ecosystem: object) -> list[str]:
+    """The tokens a build of `ecosystem` may switch to: its base images' Pythons, then, for an ecosystem whose
+    `host_toolchain` names a kind of toolchain and the suite's version ("java", "21"), its first Python with each
+    newer host release ("3.13+java-25.0.3"): what a model's switch_python may name (`available_pythons`)."""
+    pythons = list(getattr(ecosystem, "toolchains", ()))
+    name, suite = getattr(ecosystem, "host_toolchain", None) or ("", "")
+    if not name or not pythons:
+        return pythons
+    newer_releases = [t for t in host_toolchains(name) if t.release and newer(t.version, suite)]
+    return pythons + [with_host(pythons[0], t) for t in newer_releases]
 
 
 def base_image(factory: SandboxFactory, token: str, log: Log | None, packages: tuple[str, ...]) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from autoinstall.ecosystems import toolchains
 from autoinstall.ecosystems.base import Ecosystem
 from autoinstall.install.loop import Installer, InstallResult, Reporter
 from autoinstall.options import BuildOptions
@@ -22,13 +23,23 @@ def install(plan: Plan, src: Path, model: object, factory: SandboxFactory, ecosy
         return factory.sandbox(image, network=True, env=env, cache=True)
 
     installer = Installer(plan, src, model, make, ecosystem=ecosystem, log_dir=log_dir, report=report,
-                          budgets=options.budgets.model_copy(update={"threshold": options.threshold}))
+                          budgets=options.budgets.model_copy(update={"threshold": options.threshold}),
+                          available_pythons=toolchains.choices(ecosystem))  # host toolchains too: "3.13+java-25.0.3"
     installer.result.env.update(env)
     try:
-        return installer.run()
+        return said_why(installer.run())
     except BaseException:
         factory.discard(installer.result.snapshots)  # interrupted (Ctrl-C, SIGTERM): nothing will use them
         raise
 
 
-__all__ = ["InstallResult", "Installer", "install"]
+def said_why(result: InstallResult) -> InstallResult:
+    """A model that gave up said why (a newer JDK that this host lacks, and where one comes from): the failure
+    it ended on says it too."""
+    last = result.repairs[-1] if result.repairs else None
+    if result.failure is not None and last is not None and last.kind == "give_up" and last.reason:
+        result.failure.message = f"{result.failure.message}: {last.reason}"
+    return result
+
+
+__all__ = ["InstallResult", "Installer", "install", "said_why"]

@@ -148,7 +148,7 @@ class Installer:
             entry.repair = repair
             self.result.repairs.append(repair)
             self.report("repair", repair.reason)
-        return repair
+        return None if repair is not None and repair.kind == "give_up" else repair  # recorded: why it stops
 
     # -- applying repairs -------------------------------------------------------------------
     def _record_left_out(self, repair: Repair) -> None:

@@ -48,12 +48,18 @@ CA_ENV = {
 """What points each client at a file of CA_DIR (JVMs: `jssecacerts`, see IMAGE_SETUP; whatever reads the
 system store: base images add the bundle to it)."""
 JDK_SECURITY_DIRS = "/usr/lib/jvm/*/lib/security"
-IMAGE_SETUP = (
-    f"cp {CA_PATH} /usr/local/share/ca-certificates/autoinstall-ca-bundle.crt && update-ca-certificates"
-    f' && for d in {JDK_SECURITY_DIRS}; do if [ -d "$d" ]; then ln -sf {CA_JKS} "$d/jssecacerts"; fi; done'
-)
+
+
+def jdk_trust(security_dirs: str) -> str:
+    """A shell command that makes CA_JKS the `jssecacerts` of each JDK whose lib/security is in `security_dirs`
+    (a glob or folders; run as root after the JDK is installed: a base image's Debian JDK, a host JDK's layer)."""
+    return f'for d in {security_dirs}; do if [ -d "$d" ]; then ln -sf {CA_JKS} "$d/jssecacerts"; fi; done'
+
+
+IMAGE_SETUP = (f"cp {CA_PATH} /usr/local/share/ca-certificates/autoinstall-ca-bundle.crt && update-ca-certificates"
+               f" && {jdk_trust(JDK_SECURITY_DIRS)}")
 """Run by an image build after its packages are installed (and after any later JDK is): the system store and
-every JDK's `jssecacerts`."""
+every JDK's `jssecacerts` (a host JDK's layer runs `jdk_trust` for its own: envs/host_toolchains.py)."""
 _PEM = re.compile(rb"-----BEGIN CERTIFICATE-----\s+(.*?)\s+-----END CERTIFICATE-----", re.S)
 
 

@@ -3,6 +3,7 @@ build the repair context of one failed command, check a table of diagnoses, a mi
 repaired once, and tests deselected on their own messages' evidence."""
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -10,7 +11,11 @@ from pathlib import Path
 import pytest
 
 from autoinstall.ecosystems.base import Ecosystem, FailedTest, RepairContext
-from envs.spec import Diagnosis, Plan, Repair, Step
+from autoinstall.options import BuildOptions
+from autoinstall.pipeline import build_environment
+from envs import docker as engine
+from envs.host_toolchains import HostToolchain
+from envs.spec import Diagnosis, EnvSpec, Plan, Repair, Step
 
 Diagnose = Callable[..., Diagnosis]
 RepairRule = Callable[[RepairContext], "Repair | None"]
@@ -69,3 +74,26 @@ def need_host_toolchain(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"CI is set but {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def built_on_host_toolchain(repo: Path, out: Path, chosen: HostToolchain) -> EnvSpec:
+    """Build the fixture `repo` into `out` with the rebuild check (on Docker; AUTOINSTALL_HOME set by the caller)
+    and check what every build on a host toolchain shows: verified on the token naming `chosen`, the base image
+    labelled with it, the spec's record of its version and origin (folder and digest), the fixture's tests
+    passed, the replay rebuilt, and the Dockerfile FROM that base image naming it."""
+    spec = build_environment(str(repo), BuildOptions(out_dir=out, rebuild_check=True))
+    assert spec.status == "verified", (spec.failure, [(e.command, e.exit_code) for e in spec.log])
+    assert spec.python == f"3.13+{chosen.key}"
+    assert (engine.image_labels(spec.base_image or "") or {}).get("autoinstall.toolchain") == chosen.key
+    [record] = spec.toolchains
+    assert (record.name, record.version, record.origin) == (chosen.name, chosen.version, "host")
+    assert record.source.startswith(chosen.prefix) and chosen.digest in record.source
+    assert spec.verification is not None and spec.verification.last_run is not None
+    assert spec.verification.last_run.passed >= json.loads((repo / "expected.json").read_text())["min_passed"]
+    assert any(c.name == "rebuild" and c.ok for c in spec.verification.checks), spec.verification.checks
+    dockerfile = (out / "Dockerfile").read_text()
+    assert f"FROM {spec.base_image}" in dockerfile
+    assert f"# Toolchain: {chosen.name} {chosen.version} from the host: {chosen.prefix}" in dockerfile
+    written = json.loads((out / "spec.json").read_text())
+    assert written["toolchains"][0]["origin"] == "host" and written["toolchains"][0]["version"] == chosen.version
+    return spec

@@ -71,7 +71,8 @@ def test_repair_returns_the_submitted_fix() -> None:
     assert fix.step.command == "apt-get install -y libffi-dev"
     assert "ffi.h" in server.requests[0]["messages"][1]["content"]
     with ReplayServer([tool_call("submit_repair", {"kind": "give_up", "reason": "no idea"})]) as server:
-        assert ChatModel("m", server.base_url).repair(context) is None
+        gave_up = ChatModel("m", server.base_url).repair(context)
+    assert gave_up is not None and (gave_up.kind, gave_up.reason) == ("give_up", "no idea")
 
 
 def test_endpoint_down_is_a_clear_model_error(tmp_path: Path) -> None:

@@ -33,7 +33,9 @@ BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Do
                    "rust_newer_toolchain": "tests/autoinstall/test_rust_toolchain.py builds it on Docker with the "
                                            "host's rustup toolchain and replays its Dockerfile",
                    "go_newer_toolchain": "tests/autoinstall/test_go_toolchain.py builds it on Docker with the host's "
-                                         "Go and with the module proxy's, and replays its Dockerfile"}
+                                         "Go and with the module proxy's, and replays its Dockerfile",
+                   "java_newer_toolchain": "tests/autoinstall/test_java_toolchain.py builds it on Docker with the "
+                                           "host's JDK and replays its Dockerfile"}
 """Fixtures a dedicated Docker test already builds with stricter assertions: one build each keeps CI short."""
 SLOW_FIRST = ("node_browser", "python_browser", "service_postgres", "service_backed", "maturin_bindings",
               "go_module", "service_compose_redis", "python_node_tests")

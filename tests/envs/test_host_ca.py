@@ -18,12 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from autoinstall.ecosystems import toolchains
 from autoinstall.ecosystems.detect import get_ecosystem
 from autoinstall.record.dockerfile import render_dockerfile, write_build_context
 from envs.baseimage import ensure_base_image
 from envs.docker import DockerFactory, DockerSandbox, build_image, remove_image
 from envs.docker.trust import CA_DIR, CA_ENV, CA_PATH, default_ca_bundle
 from envs.spec import Step
+from tests.autoinstall.ecosystem_checks import need_host_toolchain
 from tests.envs.conftest import RUN_LABEL
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("remove_test_leftovers")]
@@ -74,6 +76,9 @@ TOOLCHAINS = {
                   "GOPROXY=$U/go GOSUMDB=off go list -m -versions example.com/probe",
                   "example.com/probe v1.0.0")},
     "java": {"java": ("java $KIT/Get.java $U/token", TOKEN)},
+    # the host's newer JDK layered under /opt/toolchains (envs/host_toolchains.py), and that JDK is the one running
+    "java+host": {"java": ("java -XshowSettings:properties -version 2>&1 | grep -q 'java.home = /opt/toolchains/' "
+                           "&& java $KIT/Get.java $U/token", TOKEN)},
 }
 REFUSAL = r"certif|x509|pkix"
 """What a refusal says (a client that fails for another reason proves nothing)."""
@@ -172,8 +177,15 @@ def toolchain_image(toolchain: str, request: pytest.FixtureRequest) -> str:
     """The base image the pipeline uses for `toolchain` (Python: the suite's 3.11 image)."""
     if toolchain == "python":
         return str(request.getfixturevalue("base_image"))
-    ecosystem = get_ecosystem(toolchain)
-    return ecosystem.base_image(DockerFactory(base_images=ensure_base_image), ecosystem.toolchains[0])
+    name, _, host = toolchain.partition("+")
+    ecosystem = get_ecosystem(name)
+    token = ecosystem.toolchains[0]
+    if host:  # the newest host release newer than the suite's, as a build would layer it
+        newer = toolchains.choices(ecosystem)[1:]
+        if not newer:
+            need_host_toolchain(f"this host has no {name} toolchain newer than the image's")
+        token = newer[-1]
+    return ecosystem.base_image(DockerFactory(base_images=ensure_base_image), token)
 
 
 @pytest.mark.parametrize("toolchain", list(TOOLCHAINS))

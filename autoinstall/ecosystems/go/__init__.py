@@ -38,6 +38,8 @@ class GoEcosystem(CompiledEcosystem):
                         repair=repair, registry="the Go module proxy", pins=pins, grading=GRADING)
     registry_toolchains = staticmethod(registry_toolchains)
     """The Go the module proxy gave, for the spec (autoinstall/ecosystems/toolchains.py `records`)."""
+    host_toolchain = ("go", IMAGE_GO["3.13"])
+    """The host's newer Go trees can replace Debian's Go (toolchain.py; a chat model's switch_python names one)."""
 
 
 __all__ = ["GoEcosystem", "GoFacts"]

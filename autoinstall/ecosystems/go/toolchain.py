@@ -49,12 +49,8 @@ def host_go_repair(ctx: RepairContext) -> Repair | None:
     pick = toolchains.choose(host_toolchains("go"), need, now)
     if pick is None or toolchains.newer(need, pick.version):
         return None
-    token = toolchains.with_host(ctx.python, pick)
-    if any(r.kind == "switch_python" and r.python == token for r in ctx.tried):
-        return None
-    return Repair(kind="switch_python", python=token,
-                  reason=f"the module needs go {need}, the image has {now} -> the host's Go {pick.version} "
-                         f"from {pick.prefix}, copied into the image")
+    return toolchains.switch(ctx.python, ctx.tried, pick, f"the module needs go {need}, the image has {now} -> the "
+                             f"host's Go {pick.version} from {pick.prefix}, copied into the image")
 
 
 def registry_toolchains(env: dict[str, str], token: str, repo: Path) -> list[ToolchainRecord]:

@@ -15,14 +15,15 @@ NETWORK_OFF = re.compile(r"java\.net\.UnknownHostException|java\.net\.NoRouteToH
                          r"nodename nor servname provided")
 """What Java code that needs the internet throws offline (as verification runs)."""
 JDK_TOO_OLD = re.compile(
-    r"release version (?P<s1>\d+) not supported|invalid target release: (?P<s2>\d+)|"
+    r"release version (?P<s1>\d+) not supported|invalid (?:target|source) release:? (?P<s2>\d+)|"
     r"class file has wrong version (?P<c1>\d+)\.0, should be (?P<c0>\d+)\.0|"
     r"compiled by a more recent version of the Java Runtime "
     r"\(class file version (?P<c2>\d+)\.0\)")
 """The project or a plugin needs another JDK than the image's: a newer release, a dependency's newer class
 files, or (the JDK's own class files too new) a compiler plugin that bundles an older javac."""
 IMAGE_CLASS_VERSION = 65
-"""Class file version of JDK 21, the image's."""
+"""Class file version of JDK 21, the image's Debian JDK: a reader that stops below it is no JDK of the image's
+(a compiler plugin's own older javac), whichever JDK runs the build."""
 OWN_JAVAC = "for the compiler plugin's own javac"
 """Ends the subject of a compiler that bundles an older javac than the image's JDK (which cannot read the
 JDK's own class files): `jdk 9 for the compiler plugin's own javac`."""
@@ -55,7 +56,7 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
 def _subject(pattern: re.Pattern[str], m: re.Match[str]) -> str:
     subject = next((v for v in m.groupdict().values() if v), "")
     if pattern is JDK_TOO_OLD:
-        if m.group("c1") and int(m.group("c1")) == IMAGE_CLASS_VERSION:
+        if m.group("c0") and int(m.group("c0")) < IMAGE_CLASS_VERSION:
             # The JDK's own classes are too new for the compiler in use (a plugin's bundled javac).
             return f"jdk {int(m.group('c0')) - 44} {OWN_JAVAC}"
         if m.group("c1") or m.group("c2"):

@@ -7,13 +7,14 @@ import shlex
 from pathlib import Path
 
 from autoinstall.ecosystems.java.survey import JavaFacts
+from autoinstall.ecosystems.java.toolchain import IMAGE_JDK, TOOLCHAINS_XML, planned
 from envs.spec import Check, Evidence, Plan, Step
 
-IMAGE_JDK = "21"
-"""Debian trixie's JDK (openjdk-21): what `maven.compiler.release` has to fit (Debian has no 17 or 25 there)."""
 CHAT_ENVIRONMENT = (
     "Commands run with bash in /workspace (a Maven project) inside a Debian container with Debian's "
-    "OpenJDK 21 and Maven; artifacts come from Maven Central. Resolve while online by a build that runs "
+    "OpenJDK 21 and Maven, or a newer JDK copied from the host as JAVA_HOME (switch_python to one of "
+    "available_pythons that names it, e.g. 3.13+java-25.0.3); artifacts come from Maven Central. Resolve while "
+    "online by a build that runs "
     "one test class (`mvn -B test -Dtest=SomeTest`, so Surefire's provider is fetched too; "
     "dependency:go-offline misses it); tests run offline with `mvn -B -o test` (test_runner maven).")
 """For chat models: Debian's JDK 21 and Maven, Maven Central, and `mvn -o test` offline."""
@@ -37,7 +38,7 @@ sources takes half the time (jackson-core's test-compile 14.4 s -> 7.5 s on 2 co
 into JVMs of their own, which this leaves alone; `~/.mavenrc` is read by Debian's mvn and by Maven wrappers."""
 MAVENRC = f'MAVEN_OPTS="{MAVEN_JVM} ${{MAVEN_OPTS:-}}"'
 SETUP = (f"{TRUST} && mkdir -p ~/.m2 && printf '%s\\n' {shlex.quote(SETTINGS)} > ~/.m2/settings.xml && "
-         f"printf '%s\\n' {shlex.quote(MAVENRC)} > ~/.mavenrc")
+         f"printf '%s\\n' {shlex.quote(MAVENRC)} > ~/.mavenrc && {TOOLCHAINS_XML}")
 FLAGS = "-B -ntp"
 """Batch mode, no transfer progress: logs a diagnosis can read."""
 GATES_OFF = ("-Dcheckstyle.skip -Denforcer.skip -Drat.skip -Dspotless.check.skip -Danimal.sniffer.skip "
@@ -70,16 +71,9 @@ def test_command(facts: JavaFacts) -> str:
     return f"{maven(facts)} {FLAGS} {OFFLINE_TEST}" + (" -fae" if facts.modules else "")
 
 
-def _newer(version: str, than: str) -> bool:
-    return version.isdigit() and int(version) > int(than)
-
-
-def _notes(facts: JavaFacts) -> list[str]:
-    notes = list(facts.notes)
-    if facts.java_release and _newer(facts.java_release, IMAGE_JDK):
-        notes.append(f"Java {facts.java_release} is asked for, newer than the image's JDK {IMAGE_JDK} (Debian "
-                     "trixie's, the only one here): the build is expected to fail")
-    elif facts.java_release and facts.java_release.isdigit() and int(facts.java_release) < 8:
+def _notes(facts: JavaFacts, toolchain: list[str]) -> list[str]:
+    notes = [*facts.notes, *toolchain]
+    if facts.java_release and facts.java_release.isdigit() and int(facts.java_release) < 8:
         notes.append(f"Java {facts.java_release} is asked for; JDK {IMAGE_JDK} compiles 8 and later only")
     if facts.modules:
         notes.append(f"multi-module reactor ({len(facts.modules)} modules: {', '.join(facts.modules[:6])}): "
@@ -93,11 +87,14 @@ def _notes(facts: JavaFacts) -> list[str]:
 
 
 def propose_plan(facts: JavaFacts, repo: Path, python: str) -> Plan:
-    """Two steps and the checks (an offline compile of main and test sources, the tests)."""
+    """Two steps and the checks (an offline compile of main and test sources, the tests), on the JDK the poms
+    need (`python` plus a host JDK: toolchain.py)."""
+    python, toolchain = planned(facts, python)
     where = facts.artifact_evidence or Evidence(file="pom.xml", line=1, text="pom.xml")
     steps = [Step(command=SETUP, kind="other", evidence=[where],
                   why="Java must trust the machine's CA to reach Maven Central; the shared cache is read as a "
-                      "repository first, while downloads land in ~/.m2 inside the image"),
+                      "repository first, while downloads land in ~/.m2 inside the image; toolchains.xml lists "
+                      "the image's JDKs"),
              Step(command=build_command(facts), kind="project", evidence=[facts.java_evidence or where],
                   why="resolve every dependency and plugin into ~/.m2 and compile main and test sources; "
                       "one test class resolves Surefire's provider for the offline runs")]
@@ -110,7 +107,7 @@ def propose_plan(facts: JavaFacts, repo: Path, python: str) -> Plan:
         checks.append(Check(name="tests", kind="tests", command=test_command,
                             why=f"{facts.test_files} test classes under src/test, Surefire reports per test"))
     return Plan(ecosystem="java", python=python, steps=steps, checks=checks, test_command=test_command,
-                test_runner="maven" if test_command else "none", notes=_notes(facts))
+                test_runner="maven" if test_command else "none", notes=_notes(facts, toolchain))
 
 
 def test_command_for(facts: JavaFacts) -> str | None:

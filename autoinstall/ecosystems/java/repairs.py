@@ -8,8 +8,8 @@ from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.java.diagnosis import ANALYSIS, NETWORK_OFF, OWN_JAVAC, SERVICE_REFUSED
 from autoinstall.ecosystems.java.modules import MAVEN_ARGS, leave_out_module
 from autoinstall.ecosystems.java.pins import CENTRAL
-from autoinstall.ecosystems.java.proposal import IMAGE_JDK
 from autoinstall.ecosystems.java.staticanalysis import disable_step
+from autoinstall.ecosystems.java.toolchain import jdk_of, toolchain_repair
 from autoinstall.ecosystems.rules import deselecting, first_repair
 from envs.spec import Evidence, Repair, Step
 
@@ -20,30 +20,32 @@ RAISE_SOURCE = (f"-Dmaven.compiler.source={OLDEST_RELEASE} -Dmaven.compiler.targ
 
 
 def _tool(ctx: RepairContext) -> Repair | None:
-    """A source/target older than 8: compile for 8 (JDK 21's oldest), once. A compiler that bundles an older
-    javac, or a static-analysis javac plugin failing on this JDK: static analysis off (_no_analysis). A newer
-    JDK than 21 cannot be had here (Debian trixie has only 21): None, and the build fails with the line that
-    names it."""
+    """A source/target older than 8: compile for 8 (the oldest the JDK compiles for), once. A compiler that
+    bundles an older javac, or a static-analysis javac plugin failing on this JDK: static analysis off
+    (_no_analysis). A newer Java than the JDK in use: the host's newer JDK, else give up naming the release
+    and where a JDK comes from (toolchain.py)."""
     subject = ctx.diagnosis.subject
     if subject.endswith(OWN_JAVAC) or subject.startswith(ANALYSIS):
         return _no_analysis(ctx)
+    if subject.startswith("jdk "):
+        return toolchain_repair(ctx)
     if not subject.startswith("source ") or RAISE_SOURCE in ctx.env.get(MAVEN_ARGS, ""):
         return None
     args = f"{ctx.env.get(MAVEN_ARGS, '')} {RAISE_SOURCE}".strip()
     return Repair(kind="set_env", env={MAVEN_ARGS: args},
-                  reason=f"Java {subject.removeprefix('source ')} sources: JDK {IMAGE_JDK} compiles for "
+                  reason=f"Java {subject.removeprefix('source ')} sources: JDK {jdk_of(ctx.python)} compiles for "
                          f"{OLDEST_RELEASE} and later only, so the build targets {OLDEST_RELEASE}")
 
 
 def _no_analysis(ctx: RepairContext) -> Repair | None:
     """Compile with the JDK's own javac, the static analysis that cannot run on it removed from the poms (a
     recorded step; the step fails, and the build with it, when no pom configures such an analyser)."""
-    subject = ctx.diagnosis.subject
+    subject, jdk = ctx.diagnosis.subject, jdk_of(ctx.python)
     cause = (f"the pom's compiler bundles its own javac, which needs a "
              f"{subject.removesuffix(OWN_JAVAC).strip().replace('jdk', 'JDK')} runtime"
-             if subject.endswith(OWN_JAVAC) else f"{subject.removeprefix(ANALYSIS).strip()} fails on JDK {IMAGE_JDK}")
-    why = (f"{cause}; only JDK {IMAGE_JDK} exists here (Debian trixie's): compile with the JDK's javac and leave "
-           "the static analysis (error-prone), which decides no test, out of the build")
+             if subject.endswith(OWN_JAVAC) else f"{subject.removeprefix(ANALYSIS).strip()} fails on JDK {jdk}")
+    why = (f"{cause}: compile with the JDK's own javac (JDK {jdk}) and leave the static analysis (error-prone), "
+           "which decides no test, out of the build")
     return Repair(kind="insert_before", step=disable_step(ctx.diagnosis.evidence, why),
                   reason=f"{ctx.diagnosis.describe()} -> static analysis disabled in the poms ({cause})")
 

@@ -39,7 +39,10 @@ class JavaFacts(BaseModel):
     """The Java version the build compiles for (release, else source/target), normalised: 1.8 -> 8."""
     java_evidence: Evidence | None = None
     toolchain_jdk: str | None = None
-    """The JDK version maven-toolchains-plugin asks for (needs a toolchains.xml the image lacks: noted)."""
+    """The JDK version maven-toolchains-plugin asks for (the plan's ~/.m2/toolchains.xml lists the image's)."""
+    java_required: str | None = None
+    """The least Java maven-enforcer-plugin's requireJavaVersion accepts, as a release number ("[25,)" -> 25)."""
+    java_required_evidence: Evidence | None = None
     dependencies: list[Evidence] = Field(default_factory=list)
     """`<dependency>` entries of the root pom (text: groupId:artifactId)."""
     test_frameworks: list[str] = Field(default_factory=list)
@@ -92,6 +95,13 @@ def java_number(version: str) -> str:
     return version.removeprefix("1.")
 
 
+def least_java(spec: str) -> str | None:
+    """The Java release a Maven version requirement's lower bound names: "25", "[25,)", "[17,22)" -> its lower
+    bound ("(21,)" too: 21.0.1 is above 21); "1.8" -> 8; None for no lower bound ("(,21]") or anything else."""
+    found = re.match(r"\s*[\[(]?\s*(?:1\.)?(\d+)", spec)
+    return found[1] if found else None
+
+
 def _resolve(value: str, properties: dict[str, str]) -> str:
     """`${java.version}` -> its value among the pom's properties (one level)."""
     m = re.fullmatch(r"\$\{([^}]+)\}", value.strip())
@@ -108,10 +118,15 @@ def _java(files: RepoFiles, pom: ET.Element, facts: JavaFacts) -> None:
             for key in ("release", "source", "target"):
                 if value := _text(plugin, f"configuration/{key}"):
                     candidates.insert(0, (f"<{key}>", _resolve(value, properties)))
+        elif name == "maven-enforcer-plugin" and (rule := _text(plugin, ".//requireJavaVersion/version")):
+            if least := least_java(_resolve(rule, properties)):
+                facts.java_required = least
+                facts.java_required_evidence = files.evidence(
+                    "pom.xml", "<version>", after=files.line_of("pom.xml", "<requireJavaVersion>"))
         elif name == "maven-toolchains-plugin" and (version := _text(plugin, ".//jdk/version")):
             facts.toolchain_jdk = _resolve(version, properties)
-            facts.notes.append(f"maven-toolchains-plugin asks for JDK {facts.toolchain_jdk}: the image has "
-                               "no toolchains.xml, so that plugin's goal is expected to fail")
+            facts.notes.append(f"maven-toolchains-plugin asks for JDK {facts.toolchain_jdk}: ~/.m2/toolchains.xml "
+                               "lists the image's JDKs by feature release (Debian's 21, a newer one from the host)")
     for needle, value in candidates:
         if re.fullmatch(r"(?:1\.)?\d+", value):
             facts.java_release = java_number(value)

@@ -16,6 +16,7 @@ from autoinstall.ecosystems.rust.grading import RULES as GRADING
 from autoinstall.ecosystems.rust.proposal import CHAT_ENVIRONMENT, propose_plan
 from autoinstall.ecosystems.rust.repairs import repair
 from autoinstall.ecosystems.rust.survey import RustFacts, survey
+from autoinstall.ecosystems.rust.toolchain import DEBIAN_RUSTC
 
 
 class RustEcosystem(CompiledEcosystem):
@@ -29,6 +30,9 @@ class RustEcosystem(CompiledEcosystem):
                         repair=repair, registry="crates.io", pins=pins, grading=GRADING)
     companion = staticmethod(companion)
     """What a leading ecosystem whose build compiles a crate borrows (companion.py)."""
+    host_toolchain = ("rust", DEBIAN_RUSTC)
+    """The host's newer rustup toolchains can replace Debian's rustc (toolchain.py; a chat model's switch_python
+    names one)."""
 
 
 __all__ = ["RustEcosystem", "RustFacts"]

@@ -60,10 +60,7 @@ def toolchain_repair(ctx: RepairContext) -> Repair | None:
     pick = toolchains.choose(host_toolchains("rust"), found[1], now)
     if pick is None:
         return None
-    token = toolchains.with_host(ctx.python, pick)
-    if token == ctx.python or any(r.kind == "switch_python" and r.python == token for r in ctx.tried):
-        return None
     meets = "" if not toolchains.newer(found[1], pick.version) else f" (not {found[1]}: the newest this host has)"
-    return Repair(kind="switch_python", python=token,
-                  reason=f"{ctx.diagnosis.describe()}; the image has rustc {now} -> the host's rustup toolchain "
-                         f"{pick.version}{meets} from {pick.prefix}, copied into the image")
+    return toolchains.switch(ctx.python, ctx.tried, pick,
+                             f"{ctx.diagnosis.describe()}; the image has rustc {now} -> the host's rustup toolchain "
+                             f"{pick.version}{meets} from {pick.prefix}, copied into the image")

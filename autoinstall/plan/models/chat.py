@@ -33,7 +33,9 @@ REPAIR_PROMPT = (
     "An install step or verification failed while setting up a repository. You may inspect the environment "
     "with the tools (terminal runs in the container), then call submit_repair once with ONE fix: "
     "insert_before (a command to run before retrying), replace (a new command for the failing one), set_env, "
-    "switch_python (one of the available versions), stub_distribution (a dependency that cannot be installed "
+    "switch_python (one of available_pythons: an interpreter X.Y, or X.Y+NAME-VERSION, the same image with this "
+    "machine's toolchain NAME-VERSION copied in and first on PATH, e.g. a newer JDK, rustc or Go than the "
+    "image's), stub_distribution (a dependency that cannot be installed "
     "at all), deselect (tests that cannot pass here, e.g. they need a service), or give_up. {environment} "
     + DEBIAN)
 
@@ -58,16 +60,22 @@ SUBMIT_REPAIR = {"type": "function", "function": {
         "reason": {"type": "string", "description": "Why this fixes the failure."},
         "command": {"type": "string", "description": "insert_before/replace: the bash command."},
         "env_name": {"type": "string"}, "env_value": {"type": "string"},
-        "python": {"type": "string", "description": "switch_python: X.Y"},
+        "python": {"type": "string", "description": "switch_python: one of available_pythons, e.g. 3.13 or "
+                                                    "3.13+java-25.0.3"},
         "distribution": {"type": "string", "description": "stub_distribution: the PyPI name."},
         "import_name": {"type": "string", "description": "stub_distribution: the module name."},
         "tests": {"type": "string", "description": "deselect: comma-separated pytest node ids or files."}}}}}
 
 
-def _repair_from_args(args: dict[str, Any]) -> Repair | None:
+def _repair_from_args(args: dict[str, Any], available: list[str]) -> Repair:
+    """The submitted repair; a give_up keeps its reason (the build's failure says it). Raises ValueError for a
+    switch_python to a toolchain that is not available, which goes back to the model."""
     kind = args.get("kind")
     if kind == "give_up":
-        return None
+        return Repair(kind="give_up", reason=args.get("reason", ""))
+    if kind == "switch_python" and args.get("python") not in available:
+        msg = f"switch_python: {args.get('python')!r} is not one of available_pythons {available}"
+        raise ValueError(msg)
     step = Step(command=args["command"], why=args.get("reason", ""), kind="other") if args.get("command") else None
     env = {args["env_name"]: args.get("env_value", "")} if args.get("env_name") else {}
     tests = [t.strip() for t in str(args.get("tests") or "").split(",") if t.strip()]
@@ -105,13 +113,14 @@ class ChatModel:
         return plan
 
     def repair(self, ctx: RepairContext, tools: ToolRunner | None = None) -> Repair | None:
-        """Look into the failure (read_file, search, terminal) and answer with one Repair, or None."""
+        """Look into the failure (read_file, search, terminal) and answer with one Repair (give_up included)."""
         context = ctx.model_dump_json(exclude={"plan"})[:30000]
         prompt = REPAIR_PROMPT.format(environment=environment_of(ctx.plan.ecosystem))
         messages = [{"role": "system", "content": prompt},
                     {"role": "user", "content": f"Plan steps: {[s.command for s in ctx.plan.steps]}\n"
                                                 f"Failure: {context}"}]
-        return self._loop(messages, SUBMIT_REPAIR, _repair_from_args, tools, {"read_file", "search", "terminal"})
+        return self._loop(messages, SUBMIT_REPAIR, lambda a: _repair_from_args(a, ctx.available_pythons), tools,
+                          {"read_file", "search", "terminal"})
 
     def _tool_schemas(self, allowed: set[str], finish: dict[str, Any], tools: ToolRunner | None) -> list[dict]:
         usable = [s for s in openai_schemas() if s["function"]["name"] in allowed] if tools else []

@@ -41,6 +41,7 @@ class PriorModel(Protocol):
             tools: read_file/search/terminal inside the failing sandbox, for models that investigate.
 
         Returns:
-            A Repair, or None to give up (the failure is then recorded with its evidence).
+            A Repair, or None to give up (the failure is then recorded with its evidence); a Repair of kind
+            give_up gives up saying why, and the failure's message ends with its reason.
         """
         ...
