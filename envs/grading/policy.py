@@ -46,7 +46,7 @@ class GradingRules(BaseModel):
     """Text no added line of the agent's product code may hold (runner internals, the grader's paths)."""
     code_checks: list[str] = Field(default_factory=list)
     """Languages whose added product code is also read past its spelling ("python":
-    envs/grading/kit/python_reach.py, "node": js_reach.py, "java" and "rust": blind_equality.py), so that
+    envs/grading/kit/python_reach.py, "node": js_reach.py, "java", "go" and "rust": blind_equality.py), so that
     reaching the runner by a name it does not spell, or an equality that does not look, is refused too."""
     compiled: list[str] = Field(default_factory=list)
     """Folders (`__pycache__`, `target/classes`: a name or a path's tail) of output compiled from the solved

@@ -8,6 +8,7 @@ from envs.grading.policy import GradingRules
 
 RULES = rules(GradingRules(
     protected=["**/*_test.go", "**/go.mod", "**/go.sum", "**/go.work", "**/go.work.sum", "**/vendor/**"],
+    code_checks=["go"],
     reach=['"testing"', "testing.Testing", "test2json", "os.Exit(0)", "-test.", "flag.Lookup(\"test",
            # memory, linker and process tricks
            "unsafe", "go:linkname", "reflect.", "os.Args", "os.Stdout", "syscall", "runtime.Goexit", "os/exec"],

@@ -1,8 +1,9 @@
-"""Equality that does not look: a Java `equals` or a Rust `eq`/`ne`/`cmp`/`partial_cmp` whose body never reads
-what it is compared with. Such a method makes `assertEquals(expected, actual)` or `assert_eq!(a, b)` pass
-whatever the product computes (an "always equal" object), so the grader refuses one the agent added.
+"""Equality that does not look: a Java `equals`, a Go `Equal`/`Less`/`Compare` method (go-cmp's `cmp.Equal`
+calls it) or a Rust `eq`/`ne`/`cmp`/`partial_cmp` whose body never reads what it is compared with. Such a
+method makes `assertEquals(expected, actual)`, `cmp.Equal(a, b)` or `assert_eq!(a, b)` pass whatever the
+product computes (an "always equal" object), so the grader refuses one the agent added.
 
-Read from the added text (the grader has no Java or Rust parser): a method whose body holds no nested braces is
+Read from the added text (the grader has no Java, Go or Rust parser): a method whose body holds no nested braces is
 checked whole; one with nested blocks is left to the tests. Python's counterpart reads the syntax tree
 (python_reach.py). Stdlib only.
 """
@@ -15,10 +16,12 @@ from .spelling import COMMENT
 METHODS = {
     "java": re.compile(r"\bboolean\s+(equals)\s*\(\s*(?:final\s+)?(?:java\.lang\.)?Object\s+(\w+)\s*\)\s*"
                        r"(?:throws[^{]*)?\{([^{}]*)\}"),
+    "go": re.compile(r"\bfunc\s*\(\s*\w*\s*\*?\s*[\w.\[\]]+\s*\)\s*(Equal|Equals|Less|Compare)\s*\(\s*(\w+)\s[^)]*\)"
+                     r"\s*(?:bool|int)\s*\{([^{}]*)\}"),
     "rust": re.compile(r"\bfn\s+(eq|ne|cmp|partial_cmp|lt|le|gt|ge)\s*(?:<[^>]*>)?\s*\(\s*&\s*self\s*,\s*(\w+)\s*:"
                        r"[^)]*\)[^{;]*\{([^{}]*)\}"),
 }
-SUFFIXES = {"java": (".java",), "rust": (".rs",)}
+SUFFIXES = {"java": (".java",), "go": (".go",), "rust": (".rs",)}
 
 
 def blind(language: str, before: str, after: str) -> str | None:

@@ -48,7 +48,7 @@ class Policy:
     """Text that no added line of product code may contain (runner internals, the grader's paths)."""
     code_checks: tuple = ()
     """Languages whose added product code is read past its spelling ("python": python_reach.py, "node":
-    js_reach.py; "java", "rust": blind_equality.py)."""
+    js_reach.py; "java", "go", "rust": blind_equality.py)."""
 
     @classmethod
     def from_json(cls, data: dict) -> Policy:
