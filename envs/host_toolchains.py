@@ -22,7 +22,6 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from envs import docker as engine
 from envs.base import LABEL
 from envs.errors import ImageBuildError
 from envs.toolchain_record import ToolchainRecord
@@ -220,6 +219,9 @@ def ensure_toolchain_layer(base: str, key: str, say: Log) -> str:
                f"looked for in {rustup_dir()}, Go's in /usr/local/go, ~/sdk and the module cache, unless "
                f"{OFF_ENV}=off). Install it there, or build again to choose among what is installed.")
         raise ImageBuildError(msg)
+    # Imported here: finding toolchains (surveys, plans, `import cli`) must not load the docker SDK.
+    from envs import docker as engine
+
     tag = layer_tag(base, toolchain)
     if engine.image_labels(tag) is not None:
         return tag
