@@ -1,7 +1,7 @@
 """Shared fixtures. Docker-backed fixtures skip when no engine answers, but fail when CI is set:
 CI must prove the Docker path, never silently skip it.
 
-The run is spread over xdist workers (`-n`, with `--dist loadgroup` from pyproject.toml): a Docker or slow
+The run is spread over xdist workers (`-n`, with `--dist loadgroup`, set by `pytest_configure`): a Docker or slow
 test runs on the worker of its module's other such tests (their module fixtures are made once), except in SPREAD,
 whose tests run side by side; SLOWEST start first; builds several modules use are made once per run
 (`builds`, tests/builds.py)."""
@@ -66,6 +66,16 @@ def builds(base_image: str, tmp_path_factory: pytest.TempPathFactory) -> Builds:
     from tests.builds import Builds, run_root  # local: it imports the whole builder, which the fast tier skips
 
     return Builds(run_root(tmp_path_factory))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With workers (`-n N`) and no `--dist` of the caller's: `--dist loadgroup --no-loadscope-reorder`, so each
+    xdist_group stays on one worker and SLOWEST keeps its order. Set here, not in addopts, so that a run
+    without xdist (`-p no:xdist`) still starts."""
+    asked = any(arg.startswith("--dist") or arg == "-d" for arg in config.invocation_params.args)
+    if getattr(config.option, "dist", "no") == "load" and not asked:  # xdist's default once -n is given
+        config.option.dist = "loadgroup"
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
