@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,6 +18,9 @@ from autoinstall.pipeline import build_environment
 from autoinstall.plan.models import get_model
 from envs.spec import Diagnosis, Plan, Step
 from tests.autoinstall.ecosystem_checks import write_tree
+
+if TYPE_CHECKING:
+    from tests.builds import Builds  # it imports the builder, which the fast tier skips
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
 USE_LOCK = f"-c {LOCK_CONSTRAINTS}"
@@ -109,13 +113,12 @@ def test_a_lock_that_cannot_be_installed_here_is_emptied_and_resolution_goes_on(
 
 
 @pytest.mark.slow
-def test_e2e_the_locked_version_is_installed(base_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
-    spec = build_environment(str(REPOS / "uv_lock"), BuildOptions(out_dir=tmp_path / "env"))
-    assert spec.status == "verified", spec.failure
-    constraints = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
+def test_e2e_the_locked_version_is_installed(builds: Builds) -> None:
+    built = builds.env("uv_lock")  # the run's one build of it (tests/autoinstall/test_e2e_fixtures.py's too)
+    assert built.spec.status == "verified", built.spec.failure
+    constraints = (built.out / "context" / "autoinstall" / "constraints.txt").read_text()
     assert "six==1.16.0" in constraints.splitlines()  # the lock's, not today's release
-    assert "uv export --frozen" in (tmp_path / "env" / "Dockerfile").read_text()
+    assert "uv export --frozen" in (built.out / "Dockerfile").read_text()
 
 
 @pytest.mark.slow
