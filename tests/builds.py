@@ -109,6 +109,16 @@ class Builds:
 
         return self._once(key, make)
 
+    def made(self, key: str, make: Callable[[Path], T]) -> T:
+        """What `make(work)` returns (picklable; its `images`, if any, removed when the run ends), made once per
+        run with the run's AUTOINSTALL_HOME, for a module whose tests should not wait on one worker."""
+
+        def in_home(work: Path) -> T:
+            with self._home():
+                return make(work)
+
+        return self._once(key, in_home)
+
     def remove_at_end(self, images: list[str]) -> None:
         """Leave `images` for `remove_images`: a task's start image is one per task and machine, so a test on
         another worker may be grading in it (the runtime, Harbor) while this one is done with it."""

@@ -18,8 +18,10 @@ if TYPE_CHECKING:
 SPREAD = ("tests/adversarial/test_cheating_agents.py", "tests/autoinstall/test_e2e_fixtures.py",
           "tests/envs/test_host_ca.py", "tests/autoinstall/test_node.py",
           "tests/autoinstall/test_tasks_docker_js_java.py", "tests/autoinstall/test_python_locks.py",
-          "tests/autoinstall/test_debug.py", "tests/test_cli_signals.py")
-"""Modules whose Docker tests share no module fixture worth keeping on one worker."""
+          "tests/autoinstall/test_debug.py", "tests/test_cli_signals.py",
+          "tests/autoinstall/test_tasks_docker.py")
+"""Modules whose Docker tests share no module fixture worth keeping on one worker (or share it through
+tests/builds.py, made once per run whichever worker asks first)."""
 _CHEATS = "tests/adversarial/test_cheating_agents.py::test_"
 SLOWEST = (f"{_CHEATS}the_runtime_pays_only_the_fix[go]", f"{_CHEATS}the_runtime_pays_only_the_fix[java]",
            f"{_CHEATS}harbor_pays_only_the_fix", "tests/envs/test_host_ca.py", "tests/autoinstall/test_tasks_docker.py",
