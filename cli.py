@@ -7,8 +7,7 @@ from __future__ import annotations
 import signal
 import sys
 
-import typer
-
+from autoinstall.commands.app import App
 from autoinstall.commands.base import base_app
 from autoinstall.commands.batch import batch_cmd
 from autoinstall.commands.catalog import catalog_app
@@ -21,7 +20,7 @@ from autoinstall.commands.sandbox import cleanup_cmd, exec_cmd
 from autoinstall.commands.tasks import tasks_app
 from autoinstall.commands.tools import tools_app
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_enable=False)
+app = App(no_args_is_help=True, add_completion=False, help=__doc__, pretty_exceptions_enable=False)
 app.command("run")(run_cmd)
 app.command("plan")(plan_cmd)
 app.command("batch")(batch_cmd)

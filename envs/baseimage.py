@@ -30,19 +30,22 @@ from envs import host_toolchains, pyenv_python
 from envs.base import LABEL
 from envs.docker import trust
 from envs.errors import ImageBuildError
+from envs.hostfacts import (
+    MIN_VERSION,
+    MIRROR_ENV,
+    SUITES,
+    buildable_pythons,
+    builds_dir,
+    describe_builds,
+    host_mirror,
+    host_versions,
+    version_key,
+)
 
 TEMPLATE = Path(__file__).parent / "templates" / "base.Dockerfile"
-SUITES = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
-"""Python versions Debian itself provides, by the suite that ships them."""
-DEBIAN_PATCH = {"3.9": "3.9.2", "3.11": "3.11.2", "3.13": "3.13.5"}
-"""The patch release each suite ships."""
-PREFERRED = ("3.11", "3.13", "3.9")
-"""Debian's interpreters in the order a plan prefers them (the first is the default)."""
 UV_REQUIREMENT = "uv==0.13.9"
 APT_PACKAGES = "git build-essential ca-certificates curl pkg-config"
 DEBIAN_PYTHON = "python3 python3-venv python3-dev python3-pip"
-DEFAULT_MIRROR = "http://deb.debian.org/debian"
-MIRROR_ENV = "AUTOINSTALL_DEBIAN_MIRROR"
 REGISTRY_ENV = "AUTOINSTALL_REGISTRY"
 """Set to "off" to never try pulling python:X.Y-slim."""
 BASE_REPO, ROOTFS_REPO = "autoinstall-base", "autoinstall-rootfs"
@@ -61,18 +64,6 @@ class BaseImageInfo(BaseModel):
     source: str = ""
     size_mb: int = 0
     created: int = 0
-
-
-def host_mirror() -> str:
-    """The Debian mirror: $AUTOINSTALL_DEBIAN_MIRROR, else the host apt's first non-security source."""
-    if os.environ.get(MIRROR_ENV):
-        return os.environ[MIRROR_ENV].rstrip("/")
-    sources = Path("/etc/apt/sources.list.d/debian.sources")
-    uris = re.findall(r"^URIs:\s*(\S+)", sources.read_text(), re.M) if sources.is_file() else []
-    legacy = Path("/etc/apt/sources.list")
-    if legacy.is_file():
-        uris += re.findall(r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)", legacy.read_text(), re.M)
-    return next((u.rstrip("/") for u in uris if "security" not in u), DEFAULT_MIRROR)
 
 
 def _digest(*parts: object) -> str:
@@ -212,16 +203,16 @@ def ensure_base_image(
             if rebuild or engine.image_labels(tag) is None:
                 _build(tag, python, source, variables, _ca_bundle(ca_bundle), say, packages)
         return _layered(tag, toolchains, say)
-    debian = sorted(SUITES, key=pyenv_python.version_key)
-    builds = {v: p for v, p in pyenv_python.host_versions().items() if v not in SUITES}
+    debian = sorted(SUITES, key=version_key)
+    builds = {v: p for v, p in host_versions().items() if v not in SUITES}
     msg = (
         f"Cannot build a Python {python} base image here: no registry answers for python:{python}-slim, "
         f"Debian only provides {', '.join(debian)} ({', '.join(SUITES[v] for v in debian)}), and "
-        f"{pyenv_python.describe_builds(builds)}. Use one of {', '.join(buildable_pythons(ordered=True))}, "
-        f"add a CPython {python} build under {pyenv_python.builds_dir()}, or make a registry reachable."
+        f"{describe_builds(builds)}. Use one of {', '.join(buildable_pythons(ordered=True))}, "
+        f"add a CPython {python} build under {builds_dir()}, or make a registry reachable."
     )
-    if pyenv_python.version_key(python) < pyenv_python.MIN_VERSION:
-        msg += f" (Host builds older than {'.'.join(map(str, pyenv_python.MIN_VERSION))} are not used: "
+    if version_key(python) < MIN_VERSION:
+        msg += f" (Host builds older than {'.'.join(map(str, MIN_VERSION))} are not used: "
         msg += "uv requires 3.8 or newer.)"
     raise ImageBuildError(msg)
 
@@ -232,29 +223,6 @@ def _layered(tag: str, toolchains: tuple[str, ...], say: Log) -> str:
         with _lock(f"toolchain-{key}-{tag}"):
             tag = host_toolchains.ensure_toolchain_layer(tag, key, say)
     return tag
-
-
-def buildable_pythons(*, ordered: bool = False) -> list[str]:
-    """The X.Y a base image can be built for without a registry: Debian's (PREFERRED order), then the host
-    builds Debian lacks (newest first); with `ordered`, all of them by version."""
-    builds = sorted((v for v in pyenv_python.host_versions() if v not in SUITES), key=pyenv_python.version_key)
-    found = [*PREFERRED, *reversed(builds)]
-    return sorted(found, key=pyenv_python.version_key) if ordered else found
-
-
-def python_patch(version: str) -> str:
-    """The X.Y.Z a base image for X.Y carries without a registry (X.Y.0 when it is not known)."""
-    if version in DEBIAN_PATCH:
-        return DEBIAN_PATCH[version]
-    build = pyenv_python.host_versions().get(version)
-    return build.name if build else f"{version}.0"
-
-
-def debian_suite(python: str) -> str | None:
-    """The Debian suite a registry-less base image for X.Y is built on (None when none can be)."""
-    if python in SUITES:
-        return SUITES[python]
-    return pyenv_python.host_suite() if python in pyenv_python.host_versions() else None
 
 
 def _build(tag: str, python: str, source: str, variables: dict[str, str], ca: Path, say: Log,

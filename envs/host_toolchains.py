@@ -26,10 +26,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from envs import docker as engine
 from envs import host_jdks
 from envs.base import LABEL
-from envs.docker.trust import jdk_trust
 from envs.errors import ImageBuildError
 from envs.toolchain_record import ToolchainRecord
 
@@ -157,7 +155,8 @@ class _Kind:
     env: str
     """Variables the layer sets besides PATH ({home}: its folder)."""
     check: str
-    """What the layer runs: the toolchain works (and, for a JDK, trusts the host's CA)."""
+    """What the layer runs: the toolchain works (and, for a JDK, trusts the host's CA: {trust} stands for
+    envs/docker/trust.py's command on its security folder)."""
     where: Callable[[], str]
     """Where installations are looked for, as an error message says it."""
 
@@ -171,7 +170,7 @@ _KINDS = {
                 where=lambda: "Go's in /usr/local/go, ~/sdk and the module cache"),
     "java": _Kind(host_jdks.prefixes, host_jdks.version, host_jdks.entry_points, host_jdks.keep,
                   env=" JAVA_HOME={home}",
-                  check="java -version && javac -version && " + jdk_trust("{home}/lib/security"),
+                  check="java -version && javac -version && {trust}",
                   where=lambda: f"JDKs in {host_jdks.WHERE}"),
 }
 
@@ -277,6 +276,10 @@ def ensure_toolchain_layer(base: str, key: str, say: Log) -> str:
         msg = (f"the host toolchain {key} is not on this machine (its {name} toolchains: {have}; {where}, unless "
                f"{OFF_ENV}=off). Install it there, or build again to choose among what is installed.")
         raise ImageBuildError(msg)
+    # Imported here: finding toolchains (surveys, plans, `import cli`) must not load the docker SDK.
+    from envs import docker as engine
+    from envs.docker.trust import jdk_trust
+
     tag = layer_tag(base, toolchain)
     if engine.image_labels(tag) is not None:
         return tag
@@ -287,7 +290,8 @@ def ensure_toolchain_layer(base: str, key: str, say: Log) -> str:
         say(f"toolchain.tar: {size // 2**20} MiB")
         (Path(ctx) / "Dockerfile").write_text(_LAYER.format(
             name=toolchain.name, version=toolchain.version, prefix=toolchain.prefix, base=base, home=toolchain.home,
-            env=kind.env.format(home=toolchain.home), check=kind.check.format(home=toolchain.home)))
+            env=kind.env.format(home=toolchain.home),
+            check=kind.check.format(home=toolchain.home, trust=jdk_trust(f"{toolchain.home}/lib/security"))))
         labels = {**(engine.image_labels(base) or {}), LABEL: "1", engine.KIND_LABEL: "base",
                   f"{LABEL}.toolchain": toolchain.key, f"{LABEL}.toolchain.source": toolchain.record().source}
         engine.build_image(Path(ctx), tag, labels=labels, buildargs={}, log=say)

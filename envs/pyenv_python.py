@@ -23,11 +23,8 @@ from pydantic import BaseModel
 from envs import docker as engine
 from envs.base import LABEL
 from envs.errors import ImageBuildError
+from envs.hostfacts import host_suite, host_versions
 
-BUILDS_ENV = "AUTOINSTALL_PYTHON_BUILDS"
-"""A folder of CPython install prefixes named X.Y.Z (default: $PYENV_ROOT/versions, else ~/.pyenv/versions)."""
-MIN_VERSION = (3, 8)
-"""uv, which every base image installs with the interpreter's pip, requires Python 3.8 or newer."""
 PREFIX = "/opt/python"
 LAYER_REPO = "autoinstall-rootfs"
 SKIP_DIRS = {"test", "tests", "idlelib", "tkinter", "turtledemo", "__phello__"}
@@ -35,7 +32,6 @@ SKIP_DIRS = {"test", "tests", "idlelib", "tkinter", "turtledemo", "__phello__"}
 KEEP_TEST = {"__init__.py", "support", "libregrtest"}
 """What of the `test` package stays (its helpers, not the suite)."""
 Log = Callable[[str], None]
-_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 _LAYER = """\
 # An interpreter layer rendered by envs/pyenv_python.py: a host CPython build on its own Debian suite.
 FROM {rootfs}
@@ -76,40 +72,6 @@ class HostPython(BaseModel):
     def source(self) -> str:
         """Its identity in recipes and labels: version, build digest, suite."""
         return f"host-python:{self.full}+{self.digest}@{self.suite}"
-
-
-def builds_dir() -> Path:
-    """Where host builds are looked for: $AUTOINSTALL_PYTHON_BUILDS, $PYENV_ROOT/versions, ~/.pyenv/versions."""
-    if os.environ.get(BUILDS_ENV):
-        return Path(os.environ[BUILDS_ENV])
-    return Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
-
-
-def host_suite() -> str | None:
-    """The host's Debian codename (the libraries its builds link against), or None off Debian."""
-    release = Path("/etc/os-release")
-    text = release.read_text() if release.is_file() else ""
-    if not re.search(r"^ID=\"?debian\"?$", text, re.MULTILINE):
-        return None
-    found = re.search(r"^VERSION_CODENAME=\"?(\w+)\"?$", text, re.MULTILINE)
-    return found[1] if found else None
-
-
-def host_versions() -> dict[str, Path]:
-    """Host build prefixes by X.Y (the newest X.Y.Z of each), from 3.8 on; empty off Debian or without builds."""
-    root = builds_dir()
-    if host_suite() is None or not root.is_dir():
-        return {}
-    found: dict[str, tuple[tuple[int, ...], Path]] = {}
-    for prefix in root.iterdir():
-        m = _VERSION.fullmatch(prefix.name)
-        if not m or tuple(map(int, m.groups()[:2])) < MIN_VERSION:
-            continue
-        xy, key = f"{m[1]}.{m[2]}", tuple(map(int, m.groups()))
-        complete = (prefix / "bin" / f"python{xy}").is_file() and (prefix / "lib" / f"python{xy}" / "os.py").is_file()
-        if complete and (xy not in found or key > found[xy][0]):
-            found[xy] = (key, prefix)
-    return {xy: prefix for xy, (_, prefix) in sorted(found.items(), key=lambda i: i[1][0])}
 
 
 def host_python(version: str) -> HostPython | None:
@@ -251,17 +213,4 @@ def ensure_interpreter_layer(build: HostPython, rootfs: str, say: Log) -> str:
     return tag
 
 
-def describe_builds(builds: dict[str, Path]) -> str:
-    """One phrase for error messages: which X.Y the host's builds give, and where they were looked for."""
-    where = builds_dir()
-    if not builds:
-        return f"no host Python builds (none in {where}, or the host is not Debian; {BUILDS_ENV} points elsewhere)"
-    names = ", ".join(sorted(builds, key=version_key))
-    return f"the host's Python builds in {where} give {names}"
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
-
-
-__all__ = ["HostPython", "describe_builds", "ensure_interpreter_layer", "host_python", "host_versions"]
+__all__ = ["HostPython", "ensure_interpreter_layer", "host_python"]

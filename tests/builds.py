@@ -31,8 +31,12 @@ from autoinstall.pipeline import build_environment
 from autoinstall.tasks import MakeOptions, MakeReport, TaskStore, make_tasks
 from envs.catalog import Catalog
 from envs.spec import EnvSpec
+from tests.adversarial.surfaces import FIXTURES
 
 REPOS = Path(__file__).parent / "fixtures" / "repos"
+TASKED = frozenset(FIXTURES.values())
+"""Fixtures the run makes tasks of (the cheating agents' languages): their `env()` is their task build's
+environment (a one-commit copy of the same files), so one build serves both."""
 T = TypeVar("T")
 
 
@@ -79,7 +83,10 @@ class Builds:
         self.home = self.root / "home"
 
     def env(self, name: str, **options: Any) -> BuiltEnv:
-        """tests/fixtures/repos/NAME built with BuildOptions(**options) (its expected.json's, usually)."""
+        """tests/fixtures/repos/NAME built with BuildOptions(**options) (its expected.json's, usually); a TASKED
+        fixture without options is its task build's environment."""
+        if name in TASKED and not options:
+            return self.task(name).env
         key = f"env-{name}" + (f"-{_digest(options)}" if options else "")
         return self._once(key, lambda work: self._build(REPOS / name, work, options))
 
@@ -101,6 +108,16 @@ class Builds:
             return BuiltTask(env, report, [t.image for t in report.tasks])
 
         return self._once(key, make)
+
+    def made(self, key: str, make: Callable[[Path], T]) -> T:
+        """What `make(work)` returns (picklable; its `images`, if any, removed when the run ends), made once per
+        run with the run's AUTOINSTALL_HOME, for a module whose tests should not wait on one worker."""
+
+        def in_home(work: Path) -> T:
+            with self._home():
+                return make(work)
+
+        return self._once(key, in_home)
 
     def remove_at_end(self, images: list[str]) -> None:
         """Leave `images` for `remove_images`: a task's start image is one per task and machine, so a test on

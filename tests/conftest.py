@@ -1,7 +1,7 @@
 """Shared fixtures. Docker-backed fixtures skip when no engine answers, but fail when CI is set:
 CI must prove the Docker path, never silently skip it.
 
-The run is spread over xdist workers (`-n`, with `--dist loadgroup` from pyproject.toml): a Docker or slow
+The run is spread over xdist workers (`-n`, with `--dist loadgroup`, set by `pytest_configure`): a Docker or slow
 test runs on the worker of its module's other such tests (their module fixtures are made once), except in SPREAD,
 whose tests run side by side; SLOWEST start first; builds several modules use are made once per run
 (`builds`, tests/builds.py)."""
@@ -18,18 +18,25 @@ if TYPE_CHECKING:
 SPREAD = ("tests/adversarial/test_cheating_agents.py", "tests/autoinstall/test_e2e_fixtures.py",
           "tests/envs/test_host_ca.py", "tests/autoinstall/test_node.py",
           "tests/autoinstall/test_tasks_docker_js_java.py", "tests/autoinstall/test_python_locks.py",
-          "tests/autoinstall/test_debug.py", "tests/test_cli_signals.py")
-"""Modules whose Docker tests share no module fixture worth keeping on one worker."""
+          "tests/autoinstall/test_debug.py", "tests/test_cli_signals.py",
+          "tests/autoinstall/test_tasks_docker.py", "tests/autoinstall/test_go_toolchain.py")
+"""Modules whose Docker tests share no module fixture worth keeping on one worker (or share it through
+tests/builds.py, made once per run whichever worker asks first)."""
 _CHEATS = "tests/adversarial/test_cheating_agents.py::test_"
-SLOWEST = (f"{_CHEATS}the_runtime_pays_only_the_fix[go]", f"{_CHEATS}the_runtime_pays_only_the_fix[java]",
-           f"{_CHEATS}harbor_pays_only_the_fix", "tests/envs/test_host_ca.py", "tests/autoinstall/test_tasks_docker.py",
-           f"{_CHEATS}swebench_resolves_only_the_fix", f"{_CHEATS}the_runtime_pays_only_the_fix",
-           "tests/autoinstall/test_node_scripts.py", "tests/autoinstall/test_e2e_fixtures.py",
-           "tests/autoinstall/test_ray_executor.py", "tests/autoinstall/test_tasks_docker_js_java.py",
-           "tests/autoinstall/test_interpreters.py", "tests/autoinstall/test_java_modules.py",
-           "tests/envs/test_harbor.py", "tests/test_cli_signals.py", "tests/envs/test_docker.py")
-"""Started first, longest first (as measured with --durations), so the run does not end on one of them alone;
-an item takes the rank of the first prefix its id starts with."""
+SLOWEST = ("tests/autoinstall/test_go_toolchain.py", f"{_CHEATS}the_runtime_pays_only_the_fix[go]",
+           f"{_CHEATS}the_runtime_pays_only_the_fix[java]", f"{_CHEATS}harbor_pays_only_the_fix",
+           "tests/autoinstall/test_tasks_docker.py", "tests/autoinstall/test_go_nested.py",
+           "tests/envs/test_host_ca.py", f"{_CHEATS}swebench_resolves_only_the_fix",
+           f"{_CHEATS}the_runtime_pays_only_the_fix",
+           "tests/autoinstall/test_ray_executor.py", "tests/autoinstall/test_java_modules.py",
+           "tests/autoinstall/test_node_scripts.py", "tests/envs/test_go_runner.py",
+           "tests/autoinstall/test_e2e_fixtures.py", "tests/autoinstall/test_tasks_docker_js_java.py",
+           "tests/autoinstall/test_interpreters.py", "tests/envs/test_harbor.py", "tests/envs/test_task_clients.py",
+           "tests/test_cli_signals.py", "tests/envs/test_docker.py")
+"""Started first, longest first (as measured with --durations; 2026-12-04 at load ~20: the two Go toolchain
+builds 644 s and 610 s, test_tasks_docker's fixture 164 s then 280 s, go_nested 337 s, java_modules 223 s,
+node_scripts 218 s, go_runner 160 s), so the run does not end on one of them alone; an item takes the rank of
+the first prefix its id starts with."""
 DOCKER_FIXTURES = ("docker_engine", "base_image", "builds")
 """Fixtures that need the engine: a test using one (directly or through its fixtures) is marked `docker`."""
 
@@ -66,6 +73,16 @@ def builds(base_image: str, tmp_path_factory: pytest.TempPathFactory) -> Builds:
     from tests.builds import Builds, run_root  # local: it imports the whole builder, which the fast tier skips
 
     return Builds(run_root(tmp_path_factory))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With workers (`-n N`) and no `--dist` of the caller's: `--dist loadgroup --no-loadscope-reorder`, so each
+    xdist_group stays on one worker and SLOWEST keeps its order. Set here, not in addopts, so that a run
+    without xdist (`-p no:xdist`) still starts."""
+    asked = any(arg.startswith("--dist") or arg == "-d" for arg in config.invocation_params.args)
+    if getattr(config.option, "dist", "no") == "load" and not asked:  # xdist's default once -n is given
+        config.option.dist = "loadgroup"
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

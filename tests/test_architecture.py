@@ -1,5 +1,6 @@
 """The map and the rules that keep it true: named paths exist, no import cycles, nothing imports cli.py,
-files stay small, imports inside functions say why, and envs/ + tools/ never reach up into autoinstall/.
+files stay small, imports inside functions say why, envs/ + tools/ never reach up into autoinstall/, and
+`import cli` leaves the docker SDK unloaded.
 
 Fast and Docker-free: it reads files and builds the import graph with grimp (what import-linter uses).
 ARCHITECTURE.md describes the layers; `uv run lint-imports` enforces them.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -176,6 +179,17 @@ def test_nothing_imports_cli() -> None:
 def test_envs_and_tools_never_import_autoinstall() -> None:
     importers = _importers_of("autoinstall", "envs", "tools")
     assert not importers, "envs/ and tools/ sit below the builder; these import it:\n" + "\n".join(importers)
+
+
+def test_importing_cli_leaves_the_docker_sdk_unloaded() -> None:
+    """`autoinstall --help`, surveys, plans and the fast tests load no docker SDK (a sixth of `import cli` when
+    it did): only making a sandbox or an image does."""
+    code = "import sys, cli; print(' '.join(m for m in sys.modules if m.split('.')[0] == 'docker'))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert not done.stdout.strip(), ("`import cli` loads the docker SDK; find the chain with "
+                                     "`python -X importtime -c 'import cli'` and import envs.docker where a "
+                                     f"sandbox or image is made:\n{done.stdout[:300]}")
 
 
 # -- d: file size -------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 - `debug.py` `autoinstall debug ID`; `export.py` `autoinstall export`.
 - `base.py` `autoinstall base build|list`; `sandbox.py` `autoinstall exec CMD` and `autoinstall cleanup`;
   `tools.py` `autoinstall tools schema|call`.
+- `app.py` `App`, the typer app every group is made with (a switch's `--help` shows no value type).
 - `options.py` the options several commands share, with the configuration models' defaults;
   `output.py` the consoles, tables that fit the terminal or a pipe, the one-line error;
   `progress.py` the live line, the log file of long steps, the plan and the summary.

@@ -7,10 +7,11 @@ from typing import Annotated, Optional
 
 import typer
 
+from autoinstall.commands.app import App
 from autoinstall.commands.options import PYTHON, JsonOut, Python, Verbose
 from autoinstall.commands.output import err, escape, out, print_table
 
-base_app = typer.Typer(no_args_is_help=True, help="Build and list base images.")
+base_app = App(no_args_is_help=True, help="Build and list base images.")
 
 
 @base_app.command("build")

@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from autoinstall.commands.app import App
 from autoinstall.commands.options import CatalogDir, IdArg, JsonOut
 from autoinstall.commands.output import err, escape, out, print_table
 
 if TYPE_CHECKING:
     from envs.catalog import Catalog, EnvRecord
 
-catalog_app = typer.Typer(no_args_is_help=True, help="List, inspect and remove catalogued environments.")
+catalog_app = App(no_args_is_help=True, help="List, inspect and remove catalogued environments.")
 STATUSES = ("verified", "partial", "failed", "running")
 
 

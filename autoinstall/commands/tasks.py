@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
+from autoinstall.commands.app import App
 from autoinstall.commands.catalog import open_catalog
 from autoinstall.commands.options import BaseUrl, CatalogDir, IdArg, JsonOut, Model
 from autoinstall.commands.output import err, escape, out, print_table
@@ -13,7 +14,7 @@ from autoinstall.commands.output import err, escape, out, print_table
 if TYPE_CHECKING:
     from envs.task import Task, TaskFilter
 
-tasks_app = typer.Typer(no_args_is_help=True, help="Make and list RL tasks (bugs with tests that tell they "
+tasks_app = App(no_args_is_help=True, help="Make and list RL tasks (bugs with tests that tell they "
                         "are fixed) from verified environments.")
 KIND_NAMES = ("history", "mutation", "combined")
 DIFFICULTY_NAMES = ("easy", "medium", "hard")

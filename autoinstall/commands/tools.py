@@ -7,11 +7,12 @@ from typing import Annotated, Optional
 
 import typer
 
+from autoinstall.commands.app import App
 from autoinstall.commands.base import base_image
 from autoinstall.commands.options import PYTHON, Image, Verbose
 from autoinstall.commands.output import out
 
-tools_app = typer.Typer(no_args_is_help=True, help="The agent tools (read, edit, search, lint, terminal).")
+tools_app = App(no_args_is_help=True, help="The agent tools (read, edit, search, lint, terminal).")
 
 
 @tools_app.command("schema")

@@ -20,7 +20,7 @@ import urllib.request
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from envs.baseimage import host_mirror
+from envs.hostfacts import host_mirror
 from envs.home import autoinstall_home
 
 ARCHES = ("amd64", "all")

@@ -6,7 +6,7 @@ import re
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_contents import ContentsIndex
-from envs.baseimage import debian_suite
+from envs.hostfacts import debian_suite
 from envs.spec import Evidence, Repair, Step
 
 APT = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends"

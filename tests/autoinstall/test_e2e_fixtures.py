@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.options import BuildOptions
-from autoinstall.pipeline import build_environment
 from envs.spec import EnvSpec
+from tests.autoinstall.test_python_locks import build_old_commit
 from tests.builds import Builds, BuiltEnv
 
 REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
@@ -141,26 +140,11 @@ def test_rebuild_check_replays_the_dockerfile_to_a_verified_image(builds: Builds
 
 
 @pytest.mark.slow
-def test_as_of_commit_resolves_dependencies_of_the_commits_time(base_image: str, home: Path, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    import git
-
-    repo = tmp_path / "old"
-    repo.mkdir()
-    (repo / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "old"\nversion = "0.1"\ndependencies = ["iniconfig"]\n'
-        '[project.optional-dependencies]\ntest = ["pytest"]\n[tool.setuptools]\npy-modules = ["old"]\n')
-    (repo / "old.py").write_text("import iniconfig\n")
-    (repo / "test_old.py").write_text("import old\n\ndef test_it():\n    assert old.iniconfig\n")
-    g = git.Repo.init(repo)
-    g.index.add(["pyproject.toml", "old.py", "test_old.py"])
-    when = "2023-06-01T12:00:00"
-    g.index.commit("old", author_date=when, commit_date=when)
-    monkeypatch.setenv("AUTOINSTALL_HOME", str(home))
-    spec = build_environment(str(repo), BuildOptions(out_dir=tmp_path / "env"))
+def test_as_of_commit_resolves_dependencies_of_the_commits_time(builds: Builds) -> None:
+    """A project committed on 2023-06-01 (the run's one build of it: tests/autoinstall/test_python_locks.py)."""
+    spec, out = builds.made("old-commit", build_old_commit)
     assert spec.status == "verified", spec.failure
     assert spec.env["UV_EXCLUDE_NEWER"].startswith("2023-06-01")
-    constraints = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
+    constraints = (out / "context" / "autoinstall" / "constraints.txt").read_text()
     # iniconfig 2.1.0 came out in 2025; as of mid-2023 the newest was 2.0.0
     assert "iniconfig==2.0.0" in constraints

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from autoinstall.plan import propose_plan
 from autoinstall.record.lock import BuildLockedError, build_lock
 from autoinstall.source import prepare_source, tree_digest
 from autoinstall.survey import survey
+from tests.clirun import autoinstall
 
 EVIL = """#!/bin/sh
 echo "$0 $*" >> "{marker}"
@@ -137,9 +137,6 @@ def test_one_build_of_an_environment_at_a_time_whatever_its_output_directory(
         pass
 
 
-ROOT = Path(__file__).parents[2]
-
-
 @pytest.mark.parametrize(("command", "option"), [
     ("run", ["--threshold", "5"]), ("run", ["--max-deselected", "-1"]), ("run", ["--step-timeout", "-5"]),
     ("run", ["--max-repairs", "-1"]), ("run", ["--time-budget", "0"]), ("run", ["--disk-mb", "10"]),
@@ -154,11 +151,7 @@ def test_bad_option_values_are_refused_before_any_work(tmp_path: Path, command: 
     repo = str(Path(__file__).parents[1] / "fixtures" / "repos" / "pep621_extras")
     target = [repo, "--out", str(tmp_path / "out")] if command == "run" else [str(tmp_path / "batch.txt")]
     (tmp_path / "batch.txt").write_text(repo + "\n")
-    env = {**os.environ, "AUTOINSTALL_HOME": str(home), "COLUMNS": "200"}
-    env.pop("OPENAI_BASE_URL", None)
-    done = subprocess.run([sys.executable, str(ROOT / "cli.py"), command, *target, *option,
-                           "--catalog", str(tmp_path / "catalog")],
-                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    done = autoinstall(command, *target, *option, "--catalog", str(tmp_path / "catalog"), home=home)
     assert done.returncode == 2, (done.stdout, done.stderr)
     named = option[0] if option[0] != "--model" else ("--base-url" if ":" in option[1] else "model")
     assert named in done.stderr, done.stderr

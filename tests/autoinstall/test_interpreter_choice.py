@@ -22,7 +22,7 @@ from autoinstall.options import BuildOptions
 from autoinstall.plan.models import get_model
 from autoinstall.plan.propose import propose
 from autoinstall.survey import survey
-from envs.baseimage import buildable_pythons, python_patch
+from envs.hostfacts import buildable_pythons, python_patch
 from envs.spec import Evidence, Plan, Repair, Step
 
 ALL = ("3.11", "3.13", "3.9", "3.12", "3.10", "3.8")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -24,6 +25,9 @@ from envs.fake import FakeFactory, FakeSandbox
 from envs.host_toolchains import OFF_ENV
 from envs.spec import Plan, Step
 from tests.autoinstall.ecosystem_checks import TESTS, assert_diagnoses, repair_context, write_tree
+
+if TYPE_CHECKING:
+    from tests.builds import Builds  # it imports the builder, which the fast tier skips
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "java_maven"
 REPORTS = (Path(__file__).parents[1] / "envs" / "data" / "surefire_reports_java_maven.txt").read_text()
@@ -286,11 +290,11 @@ def test_a_fake_maven_build_deselects_a_test_that_needs_the_internet(tmp_path: P
     assert "mvn -B -ntp test -Dtest=CalcTest" in (tmp_path / "env" / "Dockerfile").read_text()
 
 
-def test_the_fixture_verifies_offline_on_docker_with_per_test_ids(docker_engine: None, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real thing: Debian's JDK 21 and Maven, JUnit 5 from Maven Central, verified with the network off."""
-    monkeypatch.setenv("AUTOINSTALL_HOME", str(Path.home() / ".autoinstall"))  # the machine's warm cache
-    spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env"))
+def test_the_fixture_verifies_offline_on_docker_with_per_test_ids(builds: Builds) -> None:
+    """The real thing: Debian's JDK 21 and Maven, JUnit 5 from Maven Central, verified with the network off
+    (the run's one build of the fixture, which the cheating agents' Java task is made of: tests/builds.py)."""
+    built = builds.env(REPO.name)
+    spec, out = built.spec, built.out
     assert spec.status == "verified", (spec.failure, [e.command for e in spec.log])
     run = spec.verification.runs[-1]
     outcomes = {r.test_id: r.outcome for r in run.results}
@@ -304,8 +308,8 @@ def test_the_fixture_verifies_offline_on_docker_with_per_test_ids(docker_engine:
     collection = spec.verification.collection
     assert collection and (collection.command, collection.selected) == (6, 6)
     assert any("2 more tests ran than the runner's listing counted" in n for n in collection.notes)
-    written = json.loads((tmp_path / "env" / "spec.json").read_text())
+    written = json.loads((out / "spec.json").read_text())
     assert written["plan"]["test_runner"] == "maven" and "maven" in written["base_image"]
-    pins = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
+    pins = (out / "context" / "autoinstall" / "constraints.txt").read_text()
     assert "org/junit/jupiter/junit-jupiter-api/5.14.1/junit-jupiter-api-5.14.1.jar" in pins
     assert "surefire-junit-platform" in pins  # the provider resolved by the build's one test class

@@ -121,8 +121,10 @@ def test_the_layer_sets_java_home_and_path_and_trusts_the_hosts_ca(jvm: Path,
         built.update(tag=tag, dockerfile=(context / "Dockerfile").read_text(),
                      label=str(kw["labels"]["autoinstall.toolchain"]))  # type: ignore[index]
 
-    monkeypatch.setattr(host_toolchains.engine, "image_labels", lambda tag: None)
-    monkeypatch.setattr(host_toolchains.engine, "build_image", build_image)
+    from envs import docker as engine  # the layer imports it when it builds (finding toolchains must not)
+
+    monkeypatch.setattr(engine, "image_labels", lambda tag: None)
+    monkeypatch.setattr(engine, "build_image", build_image)
     tag = ensure_toolchain_layer("autoinstall-base:py3.13-maven-openjdk-21-jdk-headless-abc", "java-25.0.3",
                                  lambda _: None)
     home = "/opt/toolchains/java-25.0.3"

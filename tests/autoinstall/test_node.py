@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -25,6 +26,9 @@ from envs.base import ExecResult
 from envs.fake import FakeFactory, FakeSandbox
 from envs.spec import Deselection, Plan, Step
 from tests.autoinstall.ecosystem_checks import TESTS, assert_diagnoses, repair_context, write_tree
+
+if TYPE_CHECKING:
+    from tests.builds import Builds  # it imports the builder, which the fast tier skips
 
 REPOS = Path(__file__).parents[1] / "fixtures" / "repos"
 PACKAGE, LOCKED = REPOS / "node_package", REPOS / "node_lockfile"
@@ -228,10 +232,9 @@ def test_a_fake_npm_build_repairs_peers_and_deselects_a_network_test(tmp_path: P
 
 
 @pytest.mark.docker
-def test_the_node_fixture_verifies_on_docker(docker_engine: None, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
-    spec = build_environment(str(LOCKED), BuildOptions(out_dir=tmp_path / "env"))
+def test_the_node_fixture_verifies_on_docker(builds: Builds) -> None:
+    built = builds.env(LOCKED.name)  # the run's one build of it (tests/autoinstall/test_e2e_fixtures.py's too)
+    spec = built.spec
     assert spec.status == "verified", spec.failure
     assert spec.base_image and "nodejs-npm" in spec.base_image
     run = spec.verification.last_run
@@ -240,7 +243,7 @@ def test_the_node_fixture_verifies_on_docker(docker_engine: None, tmp_path: Path
     assert all(r.outcome == "passed" for r in run.results) and len(spec.verification.runs) == 2
     collection = spec.verification.collection  # node:test, every test skipped by a name none has
     assert collection is not None and (collection.suite, collection.selected, collection.deselected) == (3, 3, 0)
-    assert "npm ci --no-audit --no-fund --prefer-offline" in (tmp_path / "env" / "Dockerfile").read_text()
+    assert "npm ci --no-audit --no-fund --prefer-offline" in (built.out / "Dockerfile").read_text()
 
 
 @pytest.mark.docker

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,8 +16,11 @@ from autoinstall.ecosystems.python.timemachine import CUTOFF_ENV, LATEST_ENV, PI
 from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from autoinstall.plan.models import get_model
-from envs.spec import Diagnosis, Plan, Step
+from envs.spec import Diagnosis, EnvSpec, Plan, Step
 from tests.autoinstall.ecosystem_checks import write_tree
+
+if TYPE_CHECKING:
+    from tests.builds import Builds  # it imports the builder, which the fast tier skips
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
 USE_LOCK = f"-c {LOCK_CONSTRAINTS}"
@@ -109,21 +113,21 @@ def test_a_lock_that_cannot_be_installed_here_is_emptied_and_resolution_goes_on(
 
 
 @pytest.mark.slow
-def test_e2e_the_locked_version_is_installed(base_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
-    spec = build_environment(str(REPOS / "uv_lock"), BuildOptions(out_dir=tmp_path / "env"))
-    assert spec.status == "verified", spec.failure
-    constraints = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
+def test_e2e_the_locked_version_is_installed(builds: Builds) -> None:
+    built = builds.env("uv_lock")  # the run's one build of it (tests/autoinstall/test_e2e_fixtures.py's too)
+    assert built.spec.status == "verified", built.spec.failure
+    constraints = (built.out / "context" / "autoinstall" / "constraints.txt").read_text()
     assert "six==1.16.0" in constraints.splitlines()  # the lock's, not today's release
-    assert "uv export --frozen" in (tmp_path / "env" / "Dockerfile").read_text()
+    assert "uv export --frozen" in (built.out / "Dockerfile").read_text()
 
 
-@pytest.mark.slow
-def test_e2e_old_commit_resolves_as_of_its_date_with_todays_build_tools(
-        base_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def build_old_commit(work: Path) -> tuple[EnvSpec, Path]:
+    """A project committed on 2023-06-01 whose build needs a setuptools of 2024, built with the rebuild check:
+    (its spec, its output folder). Made once per run (tests/builds.py `made`); tests/autoinstall/
+    test_e2e_fixtures.py asks the same build what it resolved."""
     import git  # builds the old commit
 
-    repo = write_tree(tmp_path / "old", {
+    repo = write_tree(work / "old", {
         # setuptools 70 came out in 2024: as of 2023-06 only the exemption lets the build find it
         "pyproject.toml": '[build-system]\nrequires = ["setuptools>=70"]\nbuild-backend = "setuptools.build_meta"\n'
                           '[project]\nname = "old"\nversion = "0.1"\ndependencies = ["iniconfig"]\n'
@@ -134,13 +138,17 @@ def test_e2e_old_commit_resolves_as_of_its_date_with_todays_build_tools(
     g = git.Repo.init(repo)
     g.index.add(["pyproject.toml", "old.py", "test_old.py"])
     g.index.commit("old", author_date="2023-06-01T12:00:00", commit_date="2023-06-01T12:00:00")
-    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
-    spec = build_environment(str(repo), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True))
+    return build_environment(str(repo), BuildOptions(out_dir=work / "env", rebuild_check=True)), work / "env"
+
+
+@pytest.mark.slow
+def test_e2e_old_commit_resolves_as_of_its_date_with_todays_build_tools(builds: Builds) -> None:
+    spec, out = builds.made("old-commit", build_old_commit)
     assert spec.status == "verified", spec.failure
     assert spec.env[CUTOFF_ENV].startswith("2023-06-01") and "setuptools" in spec.env[LATEST_ENV].split()
-    constraints = (tmp_path / "env" / "context" / "autoinstall" / "constraints.txt").read_text()
+    constraints = (out / "context" / "autoinstall" / "constraints.txt").read_text()
     assert "iniconfig==2.0.0" in constraints.splitlines()  # 2.1.0 came out in 2025
-    dockerfile = (tmp_path / "env" / "Dockerfile").read_text()
+    dockerfile = (out / "Dockerfile").read_text()
     assert f"ENV {CUTOFF_ENV}=" in dockerfile and f"ENV {LATEST_ENV}=" in dockerfile
     # a plain pip (a fallback, a chat model's step) honours the same cutoff: recorded, and a pip that reads it
     assert f"ENV {PIP_CUTOFF_ENV}=" in dockerfile and spec.env[PIP_CUTOFF_ENV] == spec.env[CUTOFF_ENV]

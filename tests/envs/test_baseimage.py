@@ -10,17 +10,18 @@ from string import Template
 
 import pytest
 
-from envs import baseimage
-from envs.baseimage import ensure_base_image, host_mirror, list_base_images
+from envs import baseimage, hostfacts
+from envs.baseimage import ensure_base_image, list_base_images
+from envs.hostfacts import host_mirror
 from envs.docker import DockerSandbox
 from envs.errors import ImageBuildError
 from tests.envs.conftest import RUN_LABEL
 
 
 def test_mirror_comes_from_the_env_var_or_the_host_apt(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(baseimage.MIRROR_ENV, "http://mirror.example/debian/")
+    monkeypatch.setenv(hostfacts.MIRROR_ENV, "http://mirror.example/debian/")
     assert host_mirror() == "http://mirror.example/debian"
-    monkeypatch.delenv(baseimage.MIRROR_ENV)
+    monkeypatch.delenv(hostfacts.MIRROR_ENV)
     assert host_mirror().startswith("http") and "security" not in host_mirror()
 
 
@@ -83,11 +84,11 @@ def test_unreachable_mirror_is_a_clear_build_error(
         if os.environ.get("CI"):
             pytest.fail("CI is set but debootstrap is missing (scripts/setup.sh installs it)", pytrace=False)
         pytest.skip("needs debootstrap")
-    monkeypatch.setenv(baseimage.MIRROR_ENV, "http://127.0.0.1:9/debian")
+    monkeypatch.setenv(hostfacts.MIRROR_ENV, "http://127.0.0.1:9/debian")
     started = time.monotonic()
     with pytest.raises(ImageBuildError, match="cannot be reached") as err:
         ensure_base_image("3.11", registry=False)
-    assert baseimage.MIRROR_ENV in str(err.value)
+    assert hostfacts.MIRROR_ENV in str(err.value)
     assert time.monotonic() - started < 60
 
 

@@ -11,8 +11,9 @@ from string import Template
 
 import pytest
 
-from envs import baseimage, pyenv_python
-from envs.baseimage import buildable_pythons, ensure_base_image
+from envs import baseimage, hostfacts, pyenv_python
+from envs.baseimage import ensure_base_image
+from envs.hostfacts import buildable_pythons
 from envs.docker import DockerSandbox
 from envs.errors import ImageBuildError
 from tests.envs.conftest import RUN_LABEL
@@ -28,7 +29,7 @@ STDLIB = ("os.py", "json/__init__.py", "lib-dynload/_ssl.cpython-312-x86_64-linu
 def builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Fake host builds: 3.7.16 (too old), 3.10.2 and 3.10.13, 3.12.1 (with a stdlib), 3.11.7 (Debian has
     3.11), 3.13-dev (not X.Y.Z), 3.9.0 without its stdlib."""
-    if pyenv_python.host_suite() is None:
+    if hostfacts.host_suite() is None:
         pytest.skip("host builds are only offered on a Debian host")
     root = tmp_path / "builds"
     for full in ("3.7.16", "3.10.2", "3.10.13", "3.12.1", "3.11.7", "3.13-dev", "3.9.0"):
@@ -43,21 +44,21 @@ def builds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for rel in STDLIB:
         (root / "3.12.1" / "lib" / "python3.12" / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / "3.12.1" / "lib" / "python3.12" / rel).write_text(rel)
-    monkeypatch.setenv(pyenv_python.BUILDS_ENV, str(root))
+    monkeypatch.setenv(hostfacts.BUILDS_ENV, str(root))
     return root
 
 
 def test_host_builds_are_the_newest_patch_of_each_version_from_38(builds: Path) -> None:
-    assert {v: p.name for v, p in pyenv_python.host_versions().items()} == {
+    assert {v: p.name for v, p in hostfacts.host_versions().items()} == {
         "3.10": "3.10.13", "3.11": "3.11.7", "3.12": "3.12.1"}
     assert buildable_pythons() == ["3.11", "3.13", "3.9", "3.12", "3.10"]
     assert buildable_pythons(ordered=True) == ["3.9", "3.10", "3.11", "3.12", "3.13"]
     build = pyenv_python.host_python("3.12")
     assert build is not None and (build.full, build.home) == ("3.12.1", "/opt/python/3.12")
-    assert build.source == f"host-python:3.12.1+{build.digest}@{pyenv_python.host_suite()}"
+    assert build.source == f"host-python:3.12.1+{build.digest}@{hostfacts.host_suite()}"
     assert pyenv_python.host_python("3.8") is None
-    assert baseimage.debian_suite("3.12") == pyenv_python.host_suite() and baseimage.debian_suite("3.9") == "bullseye"
-    assert baseimage.debian_suite("3.8") is None
+    assert hostfacts.debian_suite("3.12") == hostfacts.host_suite() and hostfacts.debian_suite("3.9") == "bullseye"
+    assert hostfacts.debian_suite("3.8") is None
 
 
 def test_the_copy_leaves_out_tests_tkinter_site_packages_and_the_static_library(builds: Path,

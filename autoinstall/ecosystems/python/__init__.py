@@ -26,7 +26,7 @@ from autoinstall.ecosystems.repofiles import RepoFiles, is_file
 from autoinstall.ecosystems.services import well_known_service
 from autoinstall.errors import AutoinstallError
 from envs.base import Sandbox, SandboxFactory
-from envs.baseimage import buildable_pythons
+from envs.hostfacts import buildable_pythons
 from envs.spec import Diagnosis, Plan, Repair
 
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini", "noxfile.py", "Pipfile")
@@ -45,7 +45,7 @@ class PythonEcosystem:
     @property
     def toolchains(self) -> tuple[str, ...]:
         """The interpreters base images can be built for here, preferred first: Debian's (3.11, 3.13, 3.9),
-        then the host's own CPython builds (envs/pyenv_python.py), newest first."""
+        then the host's own CPython builds (envs/hostfacts.py), newest first."""
         return tuple(buildable_pythons())
     chat_environment = (
         "Commands run with bash in /workspace (the repository) inside a Debian container whose Python venv "

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from autoinstall.ecosystems.base import Facts, RepairContext
 from autoinstall.ecosystems.detect import get_ecosystem
-from envs.baseimage import buildable_pythons
+from envs.hostfacts import buildable_pythons
 from envs.spec import Plan, Repair
 
 
@@ -22,7 +22,7 @@ class EmbeddedModelConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
     pythons: tuple[str, ...] = Field(default_factory=lambda: tuple(buildable_pythons()))
     """Interpreters the sandboxes can provide, in order of preference (default: all base images can be built
-    for here, envs/baseimage.py `buildable_pythons`)."""
+    for here, envs/hostfacts.py `buildable_pythons`)."""
     python: str | None = None
     """The interpreter the user forces (`--python X.Y`, BuildOptions.python): offered to the ecosystem as the only
     candidate, so it is used even where the repository asks for another (the plan notes it)."""

@@ -2,7 +2,7 @@
 
 What the project says, strongest first: `.python-version` (the one its developers run), CI matrices (what it
 is tested on), tox envlists and nox sessions, trove classifiers; `requires-python` bounds them all. The
-versions offered are the ones base images can be built for here (envs/baseimage.py `buildable_pythons`).
+versions offered are the ones base images can be built for here (envs/hostfacts.py `buildable_pythons`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from autoinstall.ecosystems.python.survey.facts import RepoFacts
 from autoinstall.ecosystems.python.survey.tasks import expand_envlist
 from autoinstall.ecosystems.repofiles import RepoFiles
 from autoinstall.errors import AutoinstallError
-from envs.baseimage import python_patch
-from envs.pyenv_python import BUILDS_ENV, builds_dir
+from envs.hostfacts import BUILDS_ENV, builds_dir, python_patch
 from envs.spec import Evidence
 
 CLASSIFIER = re.compile(r"Programming Language :: Python :: (3\.\d+)\b")
