@@ -33,6 +33,8 @@ def gold_problem(rules: GradingRules, files: list[str], gold_patch: str, solved:
             return f"its fix changes {path}, which belongs to the task ({pattern})"
         if held := next((part for part in path.split("/")[:-1] if part in rules.untransferred), None):
             return f"its fix changes {path}, under {held}/, which the grader never takes from an agent"
+        if rules.code and not path.endswith(tuple(rules.code)):
+            return f"its fix changes {path}, not a source file, which the grader never takes from an agent"
     for path, added, removed in _files_of(gold_patch):
         text = solved.get(path, "")
         for token in rules.reach:

@@ -44,6 +44,10 @@ class GradingRules(BaseModel):
     """Languages whose source files hold the task's tests too ("rust": `#[cfg(test)]` items)."""
     reach: list[str] = Field(default_factory=list)
     """Text no added line of the agent's product code may hold (runner internals, the grader's paths)."""
+    code: list[str] = Field(default_factory=list)
+    """Suffixes of the language's source files (`.py`, `.c`, ...): only such files are taken from an agent.
+    Everything else (snapshots, golden files, data and text the tests may read, wherever they lie) is the
+    task's; empty: no such rule."""
     code_checks: list[str] = Field(default_factory=list)
     """Languages whose added product code is also read past its spelling ("python":
     envs/grading/kit/python_reach.py, "node": js_reach.py, "java", "go" and "rust": blind_equality.py), so that
@@ -62,6 +66,7 @@ class GradingRules(BaseModel):
                             new_modules=union(self.new_modules, other.new_modules),
                             inline_tests=union(self.inline_tests, other.inline_tests),
                             reach=union(self.reach, other.reach),
+                            code=union(self.code, other.code),
                             code_checks=union(self.code_checks, other.code_checks),
                             compiled=union(self.compiled, other.compiled))
 

@@ -13,6 +13,7 @@ from autoinstall.ecosystems.detect import detect, get_ecosystem
 from autoinstall.ecosystems.go import GoEcosystem
 from autoinstall.ecosystems.go.diagnosis import diagnose
 from autoinstall.ecosystems.go.pins import constraints, freeze, warm
+from autoinstall.ecosystems.go.proposal import WARM_CACHE
 from autoinstall.ecosystems.go.repairs import repair
 from autoinstall.ecosystems.go.survey import GoFacts, survey
 from autoinstall.options import BuildOptions
@@ -75,7 +76,7 @@ def test_survey_reads_requires_toolchain_cgo_and_nested_modules(tmp_path: Path,
     plan = GO.propose(facts, root, ("3.11", "3.13"))
     assert [s.command.split(" && ")[-1] for s in plan.steps] == [
         "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libyaml-dev",
-        "go mod download", "go build -buildvcs=false ./..."]
+        "go mod download", "go build -buildvcs=false ./...", WARM_CACHE]
     assert any("go1.25.3" in n and "GOTOOLCHAIN" in n for n in plan.notes)
     assert any("nested module" in n for n in plan.notes)
 
@@ -83,7 +84,7 @@ def test_survey_reads_requires_toolchain_cgo_and_nested_modules(tmp_path: Path,
 def test_the_fixture_plan_builds_then_tests_with_json_on_the_go_image() -> None:
     plan = GO.propose(survey(REPO), REPO, ("3.11", "3.13"))
     assert (plan.ecosystem, plan.python, plan.test_runner) == ("go", "3.13", "go")
-    assert [s.command for s in plan.steps] == ["go build -buildvcs=false ./..."]  # nothing to download
+    assert [s.command for s in plan.steps] == ["go build -buildvcs=false ./...", WARM_CACHE]  # nothing to download
     assert plan.steps[0].evidence[0].file == "go.mod" and plan.steps[0].evidence[0].line == 1
     assert [(c.name, c.kind) for c in plan.checks] == [("build", "import"), ("collect", "collect"),
                                                         ("tests", "tests")]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from autoinstall.ecosystems.go.proposal import WARM_CACHE as WARM
 from autoinstall.ecosystems.java.proposal import GATES_OFF
 from autoinstall.ecosystems.node.proposal import NPM_INSTALL
 from autoinstall.ecosystems.node.scripts import REBUILD
@@ -23,7 +24,7 @@ CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
 
 # case -> (project install command or None, things the test-deps/manifest steps must install, test command)
 EXPECTED = {
-    "go_nested_runs": ("go build -buildvcs=false ./...", [], "go test -json -count=1 -vet=off ./..."),
+    "go_nested_runs": (("go build -buildvcs=false ./...", WARM), [], "go test -json -count=1 -vet=off ./..."),
     "setup_py_only": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "pep621_extras": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "dependency_groups": ("uv pip install -e .", ["--group test"], "python -m pytest tests"),
@@ -68,10 +69,10 @@ EXPECTED = {
     "uv_lock": ("uv pip install -e . -c /opt/autoinstall-lock.txt", ["pytest"], "python -m pytest tests"),
     "stale_lock": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "poetry_lock": ("uv pip install -e . -c /opt/autoinstall-lock.txt", ["iniconfig", "pytest"], "python -m pytest tests"),
-    "go_module": ("go build -buildvcs=false ./...", [], "go test -json -count=1 -vet=off ./..."),
+    "go_module": (("go build -buildvcs=false ./...", WARM), [], "go test -json -count=1 -vet=off ./..."),
     "rust_crate": ("cargo test --no-run --offline", [], "cargo test --no-fail-fast --offline"),
     "rust_newer_toolchain": ("cargo test --no-run --offline", [], "cargo test --no-fail-fast --offline"),
-    "go_newer_toolchain": ("go build -buildvcs=false ./...", [], "go test -json -count=1 -vet=off ./..."),
+    "go_newer_toolchain": (("go build -buildvcs=false ./...", WARM), [], "go test -json -count=1 -vet=off ./..."),
     "maturin_bindings": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "python_node_tests": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "python_browser": ("uv pip install -e '.[test]'", [], "python -m pytest"),

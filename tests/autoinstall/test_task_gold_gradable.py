@@ -40,3 +40,9 @@ def test_a_fix_that_adds_a_refused_token_is_not_unless_the_file_already_holds_it
     assert gold_problem(RULES, [path], gold, {path: elsewhere}) is None
     restored = patch(path, ["    sys.exit(0)"], ["    sys.exit(1)"])  # the bug state's line holds it already
     assert gold_problem(RULES, [path], restored, {path: alone}) is None
+
+
+def test_a_fix_to_a_file_that_is_not_source_is_not_made_into_a_task() -> None:
+    path = "pkg/data/table.json"
+    why = gold_problem(RULES, [path], patch(path, ['{"a": 1}'], ['{"a": 2}']), {path: '{"a": 1}'})
+    assert why and "not a source file" in why

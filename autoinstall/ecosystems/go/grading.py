@@ -7,6 +7,7 @@ from autoinstall.ecosystems.grading import rules
 from envs.grading.policy import GradingRules
 
 RULES = rules(GradingRules(
+    code=[".go", ".s", ".c", ".h"],
     protected=["**/*_test.go", "**/go.mod", "**/go.sum", "**/go.work", "**/go.work.sum", "**/vendor/**"],
     code_checks=["go"],
     reach=['"testing"', "testing.Testing", "test2json", "os.Exit(0)", "-test.", "flag.Lookup(\"test",

@@ -13,6 +13,11 @@ BUILD = "go build -buildvcs=false ./..."
 TEST = "go test -json -count=1 -vet=off ./..."
 """Per-test events; never a cached result (both verification runs really run); no vet checks (a newer Go's
 vet would fail tests the project's own Go passes)."""
+WARM_CACHE = "GOCACHE=/root/.cache/go-build go test -count=1 -run '^$' -vet=off ./... >/dev/null 2>&1 || true"
+"""Compiles every test binary into the build cache the image keeps (the default one of root's home, which is
+the test user's home in a task image), running no test: later runs (a task's validation, every grading, a
+rollout's tests) compile only what changed instead of the standard library and every dependency. The
+sandbox's own GOCACHE is scratch under /cache, not in the image. Never fails the build: the checks do that."""
 LIST = "go test -list '^(Test|Example|Fuzz)' -vet=off ./..."
 """Compiles every test binary and names the tests without running them: Go's collection."""
 CHAT_ENVIRONMENT = (
@@ -32,7 +37,7 @@ def _system_step(facts: GoFacts) -> Step | None:
 
 
 def propose_plan(facts: GoFacts, repo: Path, python: str, image_go: str) -> Plan:
-    """At most four steps and the checks (an offline build, the tests) for a Go module, on the host's Go when
+    """At most five steps and the checks (an offline build, the tests) for a Go module, on the host's Go when
     go.mod needs newer than Debian's (toolchain.py)."""
     python, toolchain = planned(facts, python, image_go)
     steps: list[Step] = []
@@ -46,6 +51,10 @@ def propose_plan(facts: GoFacts, repo: Path, python: str, image_go: str) -> Plan
     steps.append(Step(command=BUILD, kind="project", evidence=[where],
                       why="compile every package of the module (downloads anything still missing)"))
     test_command = TEST if facts.test_packages else None
+    if test_command:
+        steps.append(Step(command=WARM_CACHE, kind="project", evidence=[where],
+                          why="keep the compiled packages and test binaries in the image's build cache, so "
+                              "later test runs compile only what changed"))
     checks = [Check(name="build", kind="import", command=BUILD,
                     why="the module compiles offline from what the image holds")]
     if test_command:

@@ -8,6 +8,7 @@ from autoinstall.ecosystems.grading import rules
 from envs.grading.policy import GradingRules, NewModuleRule
 
 RULES = rules(GradingRules(
+    code=[".java", ".kt", ".groovy", ".scala"],
     protected=["**/src/test/**", "**/src/it/**", "**/pom.xml", "**/.mvn/**", "**/mvnw", "**/mvnw.cmd",
                "**/META-INF/services/**", "**/junit-platform.properties", "**/surefire*.properties",
                "**/logback-test.xml", "**/*.gradle", "**/*.gradle.kts", "**/gradle/**"],

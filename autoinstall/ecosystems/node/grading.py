@@ -8,6 +8,7 @@ from autoinstall.ecosystems.grading import rules
 from envs.grading.policy import GradingRules
 
 RULES = rules(GradingRules(
+    code=[".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".vue", ".svelte", ".coffee"],
     protected=["**/package.json", "**/package-lock.json", "**/npm-shrinkwrap.json", "**/yarn.lock",
                "**/pnpm-lock.yaml", "**/pnpm-workspace.yaml", "**/.npmrc", "**/.yarnrc", "**/.yarnrc.yml",
                "**/.pnp.*", "**/__mocks__/**", "**/__fixtures__/**", "**/*.test.*", "**/*.spec.*", "**/test.*",

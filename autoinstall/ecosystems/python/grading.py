@@ -8,6 +8,7 @@ from autoinstall.ecosystems.grading import rules
 from envs.grading.policy import GradingRules, NewModuleRule
 
 RULES = rules(GradingRules(
+    code=[".py", ".pyi", ".pyx", ".pxd", ".pxi", ".c", ".h", ".cc", ".cpp", ".cxx", ".hpp", ".hh", ".f", ".f90", ".rs"],
     protected=["**/test_*.py", "**/*_test.py", "**/conftest.py", "**/pytest.ini", "**/.pytest.ini", "**/tox.ini",
                "**/setup.cfg", "**/pyproject.toml", "**/setup.py", "**/noxfile.py", "**/.coveragerc",
                "**/*.pth", "**/sitecustomize.py", "**/usercustomize.py", "**/*.egg-info/**", "**/*.dist-info/**",

@@ -8,6 +8,7 @@ from autoinstall.ecosystems.grading import rules
 from envs.grading.policy import GradingRules
 
 RULES = rules(GradingRules(
+    code=[".rs"],
     protected=["**/benches/**", "**/examples/**", "**/Cargo.toml", "**/Cargo.lock", "**/build.rs",
                "**/.cargo/**", "**/rust-toolchain", "**/rust-toolchain.toml", "**/vendor/**", "**/tests.rs"],
     untransferred=["target"],

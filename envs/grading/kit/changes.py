@@ -3,7 +3,8 @@
 `find(start, agent, policy)` compares the start state with the agent's tree (trees.py: no link followed) and
 classifies every differing path. Dropped, each with its reason: what belongs to the task (the policy's
 protected patterns and untransferred folders: tests, their data and configuration, manifests, build output,
-runner plug-ins), links and special files, binaries, files over the size cap, new modules where they would
+runner plug-ins; and, when the policy names the language's source suffixes, every file that is not source:
+a snapshot or golden file beside the code is as much the task's as one in a test folder), links and special files, binaries, files over the size cap, new modules where they would
 shadow an import (a new top-level `pytest.py`, a new `org/junit/` class), and text whose added lines reach
 into the runner or the grading (the policy's `reach` tokens, absent from the start's version), and Python,
 JavaScript and TypeScript code whose added code reaches there without spelling it (python_reach.py,
@@ -46,6 +47,8 @@ class Policy:
     """Languages whose source files hold tests of their own ("rust")."""
     reach: tuple = ()
     """Text that no added line of product code may contain (runner internals, the grader's paths)."""
+    code: tuple = ()
+    """Suffixes of source files: any other file is the task's (a snapshot, golden data, text the tests read)."""
     code_checks: tuple = ()
     """Languages whose added product code is read past its spelling ("python": python_reach.py, "node":
     js_reach.py; "java", "go", "rust": blind_equality.py)."""
@@ -54,7 +57,8 @@ class Policy:
     def from_json(cls, data: dict) -> Policy:
         return cls(protected=tuple(data.get("protected", ())), untransferred=tuple(data.get("untransferred", ())),
                    new_modules=list(data.get("new_modules", ())), inline_tests=tuple(data.get("inline_tests", ())),
-                   reach=tuple(data.get("reach", ())), code_checks=tuple(data.get("code_checks", ())))
+                   reach=tuple(data.get("reach", ())), code_checks=tuple(data.get("code_checks", ())),
+                   code=tuple(data.get("code", ())))
 
     def is_bulky(self, rel: str) -> bool:
         """An untransferred folder (by its last part)."""
@@ -72,6 +76,15 @@ class Policy:
             return f"{bulky}/ is the task's (dependencies or build output, as built)"
         pattern = first_match(path, self.protected)
         return f"belongs to the task ({pattern})" if pattern else None
+
+    def not_taken(self, path: str) -> str | None:
+        """Why the agent's change to `path` is not carried into the grading tree (what `protects` says, or
+        that it is not a source file), or None. Unlike `protects`, a file that is not source is not locked for
+        the test run: the tests may write it."""
+        why = self.protects(path)
+        if why is None and self.code and not path.endswith(self.code):
+            why = "not a source file: data, snapshots and text the tests may read are the task's"
+        return why
 
 
 def _differs(start: str, agent: str, rel: str, s: trees.Entry | None, a: trees.Entry | None) -> bool:
@@ -118,7 +131,7 @@ def find(start: str, agent: str, policy: Policy, ours: dict | None = None) -> li
 def _classify(change: Change, start: str, agent: str, ours: dict, s: trees.Entry | None,
               a: trees.Entry | None, policy: Policy) -> Change:
     rel = change.path
-    why = policy.protects(rel)
+    why = policy.not_taken(rel)
     if why:
         return _drop(change, why)
     if change.kind == "deleted":

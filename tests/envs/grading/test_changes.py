@@ -206,3 +206,25 @@ def test_an_equality_that_does_not_look_at_the_other_side_is_refused(tmp_path: P
     assert not refused[rel].accepted and "compared with" in refused[rel].reason
     taken = sort(tmp_path / "looking", {rel: text}, lambda a: (a / rel).write_text(text + looking), rules)
     assert taken[rel].accepted, taken[rel].reason
+
+
+NOT_SOURCE = {  # language: (rules, a file beside the code the tests read, its start text)
+    "python": (PYTHON, "calc/__snapshots__/test_calc.ambr", "# name: test_sub\n  2\n"),
+    "python-golden": (PYTHON, "calc/data/expected.txt", "2\n"),
+    "go": (GO, "a/golden.json", "{\"sum\": 2}\n"),
+    "rust": (RUST, "src/snapshots/crate__sub.snap", "---\n2\n"),
+    "java": (JAVA, "src/main/resources/expected.properties", "sum=2\n"),
+    "node": (NODE, "lib/__snapshots__/index.snap", "exports[`sub 1`] = `2`;\n"),
+}
+
+
+@pytest.mark.parametrize("case", NOT_SOURCE.values(), ids=NOT_SOURCE.keys())
+def test_a_snapshot_or_golden_file_beside_the_code_is_the_tasks(tmp_path: Path, case) -> None:
+    rules, rel, text = case
+    edited = sort(tmp_path / "edit", {rel: text}, lambda a: (a / rel).write_text("8\n"), rules)
+    assert not edited[rel].accepted and "not a source file" in edited[rel].reason
+    deleted = sort(tmp_path / "delete", {rel: text}, lambda a: (a / rel).unlink(), rules)
+    assert not deleted[rel].accepted
+    added = sort(tmp_path / "add", {}, lambda a: (a / rel).parent.mkdir(parents=True, exist_ok=True)
+                 or (a / rel).write_text("8\n"), rules)
+    assert not added[rel].accepted
