@@ -4,9 +4,11 @@ container (a Node runner reads the package's scripts there)."""
 from __future__ import annotations
 
 from autoinstall.ecosystems.detect import get_ecosystem
+from autoinstall.tasks import patchtext
 from autoinstall.tasks.coverage import folder_prefix
 from autoinstall.tasks.workspace import QUIET_ENV, Suite
 from envs.base import Sandbox
+from envs.grading.kit import changes
 from envs.grading.kit.globs import first_match
 from envs.grading.policy import Grading, GradingRules
 from envs.spec import EnvSpec
@@ -22,11 +24,13 @@ def task_rules(spec: EnvSpec, suite: Suite, selected: list[str]) -> GradingRules
     return rules.merged(GradingRules(protected=named)) if named else rules
 
 
-def gold_problem(rules: GradingRules, files: list[str], gold_patch: str, solved: dict[str, str]) -> str | None:
+def gold_problem(rules: GradingRules, files: list[str], gold_patch: str, solved: dict[str, str],
+                 bug_patch: str = "") -> str | None:
     """Why the grader would not take the gold patch whole from an agent, or None: it changes a file that
-    belongs to the task, or adds text the grader refuses in product code (a token no other line of that file
-    holds, as the grader judges it against the start). `files`: what the fix changes; `solved`: their text in
-    the solved state (a file missing there counts as holding nothing).
+    belongs to the task or is not source, or its added code is refused as the grader refuses an agent's (the
+    kit's own judgment, envs/grading/kit/changes.py `content_problem`, from the bug state that `bug_patch` makes
+    of `solved` to `solved`; without it, or when it does not apply, the tokens alone). `files`: what the fix
+    changes; `solved`: their text in the solved state (a file missing there counts as holding nothing).
     Such a task pays no agent for the fix it asks for, so it is not made."""
     for path in files:
         if pattern := first_match(path, tuple(rules.protected)):
@@ -35,8 +39,15 @@ def gold_problem(rules: GradingRules, files: list[str], gold_patch: str, solved:
             return f"its fix changes {path}, under {held}/, which the grader never takes from an agent"
         if rules.code and not path.endswith(tuple(rules.code)):
             return f"its fix changes {path}, not a source file, which the grader never takes from an agent"
+    policy = changes.Policy.from_json(rules.model_dump(mode="json"))
+    bug = patchtext.per_file(bug_patch)
     for path, added, removed in _files_of(gold_patch):
         text = solved.get(path, "")
+        start = patchtext.applied(text, bug[path]) if path in bug else None
+        if start is not None:
+            if why := changes.content_problem(path, start.encode(), text.encode(), policy):
+                return f"its fix to {path} is refused as an agent's would be: {why}"
+            continue
         for token in rules.reach:
             if token in added and token not in removed and text.count(token) <= added.count(token):
                 return f"its fix adds {token!r} to {path}, which the grader refuses in an agent's product code"

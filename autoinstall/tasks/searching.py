@@ -162,7 +162,8 @@ class Search:
         self.seen.add(key)
         listed = [*verdict.fail_to_pass, *verdict.pass_to_pass]
         if why := gold_problem(task_rules(self.context.spec, self.context.suite, listed), candidate.files,
-                               candidate.gold_patch, read_sources(self.sandbox, candidate.files)):
+                               candidate.gold_patch, read_sources(self.sandbox, candidate.files),
+                               candidate.bug_patch):
             self.log(f"dropped {candidate.kind} {describe(candidate)}: {why}")
             self.dropped["fix not gradable"] += 1
             return False

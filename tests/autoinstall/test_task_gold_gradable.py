@@ -46,3 +46,19 @@ def test_a_fix_to_a_file_that_is_not_source_is_not_made_into_a_task() -> None:
     path = "pkg/data/table.json"
     why = gold_problem(RULES, [path], patch(path, ['{"a": 1}'], ['{"a": 2}']), {path: '{"a": 1}'})
     assert why and "not a source file" in why
+
+
+def test_a_fix_whose_added_code_the_grader_refuses_is_judged_from_the_bug_state() -> None:
+    path = "pkg/mod.py"
+
+    def second_line(old: str, new: str) -> str:
+        return f"--- a/{path}\n+++ b/{path}\n@@ -2,1 +2,1 @@ def get(o, n):\n-{old}\n+{new}\n"
+    solved = "def get(o, n):\n    return getattr(o, n)\n"
+    bug = second_line("    return getattr(o, n)", "    return None")
+    gold = second_line("    return None", "    return getattr(o, n)")
+    why = gold_problem(RULES, [path], gold, {path: solved}, bug)
+    assert why and "computed attribute name" in why
+    kept = "def get(o, n):\n    return getattr(o, n) + 1\n"
+    bug_kept = second_line("    return getattr(o, n) + 1", "    return getattr(o, n) - 1")
+    gold_kept = second_line("    return getattr(o, n) - 1", "    return getattr(o, n) + 1")
+    assert gold_problem(RULES, [path], gold_kept, {path: kept}, bug_kept) is None

@@ -165,25 +165,35 @@ def _classify(change: Change, start: str, agent: str, ours: dict, s: trees.Entry
             data = merged.encode()
             if data == before:
                 return _drop(change, "only its test items changed, and those belong to the task")
-    token = _reaches(before, data, policy.reach)
-    if token:
-        return _drop(change, f"an added line reaches into the test runner or the grading ({token!r})")
-    if rel.endswith(".py") and "python" in policy.code_checks:
-        why = python_reach.new_reach(before.decode("utf-8", "replace"), data.decode("utf-8", "replace"),
-                                     policy.reach)
-        if why:
-            return _drop(change, f"its added code reaches where product code may not ({why})")
-    for language, suffixes in blind_equality.SUFFIXES.items():
-        if rel.endswith(suffixes) and language in policy.code_checks:
-            why = blind_equality.blind(language, before.decode("utf-8", "replace"), data.decode("utf-8", "replace"))
-            if why:
-                return _drop(change, f"its added code compares blindly: {why}")
-    if rel.endswith(js_reach.SUFFIXES) and "node" in policy.code_checks:
-        why = js_reach.new_reach(before.decode("utf-8", "replace"), data.decode("utf-8", "replace"))
-        if why:
-            return _drop(change, f"its added code reaches where product code may not: {why}")
+    why = content_problem(rel, before, data, policy)
+    if why:
+        return _drop(change, why)
     change.accepted, change.content = True, data
     return change
+
+
+def content_problem(rel: str, before: bytes, after: bytes, policy: Policy) -> str | None:
+    """Why the grader refuses `after` as the new text of product file `rel` whose start text is `before`, else
+    None: a token an added line holds (as written or squeezed), or added code that reaches where product code
+    may not, or compares blindly. Task making asks the same of a gold patch (autoinstall/tasks/grading.py)."""
+    token = _reaches(before, after, policy.reach)
+    if token:
+        return f"an added line reaches into the test runner or the grading ({token!r})"
+    old, new = before.decode("utf-8", "replace"), after.decode("utf-8", "replace")
+    if rel.endswith(".py") and "python" in policy.code_checks:
+        why = python_reach.new_reach(old, new, policy.reach)
+        if why:
+            return f"its added code reaches where product code may not ({why})"
+    for language, suffixes in blind_equality.SUFFIXES.items():
+        if rel.endswith(suffixes) and language in policy.code_checks:
+            why = blind_equality.blind(language, old, new)
+            if why:
+                return f"its added code compares blindly: {why}"
+    if rel.endswith(js_reach.SUFFIXES) and "node" in policy.code_checks:
+        why = js_reach.new_reach(old, new)
+        if why:
+            return f"its added code reaches where product code may not: {why}"
+    return None
 
 
 def _drop(change: Change, reason: str) -> Change:
