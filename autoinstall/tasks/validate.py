@@ -89,7 +89,9 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
     try:
         run = suite.run(sandbox, timeout_s, max_fail=max_fail + 1, select=selection)
         if selection is not None and _unselected(run, selection, passing):
-            selection = None  # the runner ran the whole suite: judge it whole
+            # A runner that selects coarser units (whole top-level tests) ran more: those are judged too. One that
+            # cannot select ran the whole suite: judged whole.
+            selection = sorted(set(selection) | set(outcomes(run)) & set(passing)) if suite.selects else None
         verdict = judge(run, selection if selection is not None else passing, max_fail)
         if verdict.kept and selection is not None:
             verdict.pass_to_pass = [t for t in passing if t not in verdict.fail_to_pass]
@@ -104,7 +106,8 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
 
 
 def _unselected(run: TestRun, selection: list[str], passing: list[str]) -> bool:
-    """The run reports baseline tests outside the selection: its runner does not select by id."""
+    """The run reports baseline tests outside the selection: its runner does not select by id, or selects
+    coarser units than ids."""
     chosen = set(selection)
     return any(t not in chosen for t in set(outcomes(run)) & set(passing))
 

@@ -48,6 +48,11 @@ class Suite(BaseModel):
                    env=dict(spec.env), flaky=list(spec.verification.flaky if spec.verification else []),
                    project=spec.plan.workdir)
 
+    @property
+    def selects(self) -> bool:
+        """Its runner runs only given test ids (or the coarser units that hold them)."""
+        return abilities(self.runner).select is not None
+
     def run(self, sandbox: Sandbox, timeout_s: float, max_fail: int | None = None,
             select: list[str] | None = None, trace: str | None = None) -> TestRun:
         """One run of the suite. Where the runner can: `max_fail` stops after that many failures, `select` runs

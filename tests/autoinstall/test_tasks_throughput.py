@@ -1,6 +1,7 @@
 """Throughput of task making without Docker: validations a worker has not started run on the search's thread."""
 from __future__ import annotations
 
+import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -8,7 +9,10 @@ import pytest
 
 from autoinstall.tasks.candidate import Candidate
 from autoinstall.tasks.searching import Pending
-from autoinstall.tasks.validate import Verdict
+from autoinstall.tasks.validate import Verdict, search
+from autoinstall.tasks.workspace import Suite
+from envs.base import ExecResult
+from envs.fake import FakeSandbox
 from envs.task import TaskValidation
 
 
@@ -55,3 +59,22 @@ def test_a_stolen_validation_that_raises_raises_from_its_result() -> None:
         gate.set()
     with pytest.raises(RuntimeError, match="engine gone"):
         item.future.result()
+
+
+def events(*outcomes: tuple[str, str]) -> str:
+    """`go test -json` lines: each (test, action) in package m/a."""
+    return "\n".join(json.dumps({"Action": action, "Package": "m/a", "Test": test}) for test, action in outcomes)
+
+
+def test_a_runner_selecting_whole_top_level_tests_is_judged_on_what_it_ran_too() -> None:
+    """Go runs a selected subtest's whole top-level test: the parent it also reports is judged with the
+    selection (not the whole suite, whose other tests this run never meant to run)."""
+    passing = ["m/a::TestA", "m/a::TestA/one", "m/a::TestB"]
+    ran = events(("TestA/one", "fail"), ("TestA", "fail"))
+    sandbox = FakeSandbox(rules=[(r"go test -run", ExecResult(exit_code=1, stdout=ran))]).start()
+    suite = Suite(command="go test -json ./...", runner="go")
+    candidate = Candidate(kind="mutation", bug_patch="x", gold_patch="y", files=["a.go"])
+    verdict, _ = search(sandbox, suite, candidate, passing, max_fail=5, timeout_s=60, exact_patches=False,
+                        selection=["m/a::TestA/one"])
+    assert verdict.kept and verdict.fail_to_pass == ["m/a::TestA", "m/a::TestA/one"], verdict
+    assert verdict.pass_to_pass == ["m/a::TestB"]  # never ran here: the validation's whole-suite run checks it
