@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from autoinstall.tasks.candidate import Candidate, changed_lines
 from autoinstall.tasks.validate import Verdict, judge
-from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diff, outcomes
+from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diffs, outcomes
 from envs.base import Sandbox
 from envs.task import TaskPart
 
@@ -138,7 +138,7 @@ def search_combined(sandbox: Sandbox, suite: Suite, parts: list[Kept], passing: 
             if lone := _fixed_by_one(sandbox, suite, parts, union, timeout_s):
                 verdict = Verdict(kept=False, reason=f"one part's fix alone fixes all ({lone})")
         if verdict.kept and exact_patches:
-            bug, gold = git_diff(sandbox, candidate.files), git_diff(sandbox, candidate.files, reverse=True)
+            bug, gold = git_diffs(sandbox, candidate.files)
             if bug and gold:
                 candidate = candidate.model_copy(update={"bug_patch": bug, "gold_patch": gold,
                                                          "fix_lines": changed_lines(bug)})

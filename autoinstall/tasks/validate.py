@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pydantic import BaseModel, Field
 
 from autoinstall.tasks.candidate import Candidate
-from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diff, outcomes
+from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diffs, outcomes
 from envs.base import Sandbox, SandboxFactory, read_capped
 from envs.spec import EnvSpec, TestRun
 from envs.task import TaskValidation
@@ -96,7 +96,7 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
         if verdict.kept and selection is not None:
             verdict.pass_to_pass = [t for t in passing if t not in verdict.fail_to_pass]
         if verdict.kept and exact_patches:
-            bug, gold = git_diff(sandbox, candidate.files), git_diff(sandbox, candidate.files, reverse=True)
+            bug, gold = git_diffs(sandbox, candidate.files)
             if bug and gold:
                 candidate = candidate.model_copy(update={"bug_patch": bug, "gold_patch": gold})
     finally:

@@ -2,8 +2,10 @@
 patch, and run the environment's test suite with per-test results (envs/testrun)."""
 from __future__ import annotations
 
+import contextlib
 import shlex
 import uuid
+import weakref
 from collections.abc import Callable
 
 from pydantic import BaseModel, Field
@@ -61,13 +63,31 @@ class Suite(BaseModel):
         if max_fail is not None and runner.stop_after is not None:
             command = runner.stop_after(command, max_fail)
         if select is not None and runner.select is not None:
-            runner.select.put(sandbox, PLUGIN_DIR)  # a fresh container (validation) has no plug-in yet
+            if not _has_plugin(sandbox):  # a fresh container (validation) has no plug-in yet
+                runner.select.put(sandbox, PLUGIN_DIR)
+                _remember_plugin(sandbox)
             command = runner.select.selecting(sandbox, command, select, PLUGIN_DIR)
         if trace and runner.coverage_map:
             install(sandbox)
             command = with_plugin(command, {"AUTOINSTALL_TRACE": trace})
         return run_tests(sandbox, command, self.runner, self.deselected, timeout_s,  # type: ignore[arg-type]
                          {**self.env, **QUIET_ENV})
+
+
+_PLUGGED: weakref.WeakSet[Sandbox] = weakref.WeakSet()
+"""The sandboxes the selection plug-in was put in (once each: it never changes, and no run removes it)."""
+
+
+def _has_plugin(sandbox: Sandbox) -> bool:
+    try:
+        return sandbox in _PLUGGED
+    except TypeError:  # a sandbox that takes no weak reference is given the plug-in every run
+        return False
+
+
+def _remember_plugin(sandbox: Sandbox) -> None:
+    with contextlib.suppress(TypeError):
+        _PLUGGED.add(sandbox)
 
 
 def outcomes(run: TestRun) -> dict[str, str]:
@@ -108,23 +128,41 @@ def read_sources(sandbox: Sandbox, paths: list[str],
     return texts
 
 
+INLINE_PATCH_BYTES = 64 * 1024
+"""A patch up to this size travels inside the command that applies it (one call to the sandbox, not two)."""
+
+
 def apply_patch(sandbox: Sandbox, patch: str, *, reverse: bool = False, check_only: bool = False) -> bool:
     """Apply a -p1 unified diff in the workdir (git apply, else patch); False when it does not apply."""
     path = f"{PATCH_DIR}/autoinstall-{uuid.uuid4().hex[:8]}.diff"
-    sandbox.write_file(path, patch.encode())
-    flag = " -R" if reverse else ""
     quoted = shlex.quote(path)
+    write = _inline_write(quoted, patch)
+    if not write:
+        sandbox.write_file(path, patch.encode())
+    flag = " -R" if reverse else ""
     git = f"git apply --check{flag} {quoted}" + ("" if check_only else f" && git apply{flag} {quoted}")
     dry = "--dry-run" if check_only else ""
     fallback = f"patch -p1 -s -f{flag} {dry} < {quoted}"
-    result = sandbox.exec(f"if command -v git >/dev/null; then {git}; else {fallback}; fi; rc=$?; "
+    result = sandbox.exec(f"{write}if command -v git >/dev/null; then {git}; else {fallback}; fi; rc=$?; "
                           f"rm -f {quoted}; exit $rc", timeout=60)
     return result.ok
 
 
-def git_diff(sandbox: Sandbox, files: list[str], *, reverse: bool = False) -> str:
-    """`git diff` of `files` against HEAD (the exact bug patch once a bug is applied); "" without git."""
-    flag = "-R " if reverse else ""
+def _inline_write(quoted_path: str, text: str) -> str:
+    """A here-document writing `text` byte for byte to the path, or "" when it cannot carry it (too large, no
+    final newline, a NUL, the delimiter inside)."""
+    delimiter = f"AUTOINSTALL_PATCH_{uuid.uuid4().hex}"
+    if len(text.encode()) > INLINE_PATCH_BYTES or not text.endswith("\n") or "\0" in text or delimiter in text:
+        return ""
+    return f"cat > {quoted_path} <<'{delimiter}'\n{text}{delimiter}\n"
+
+
+def git_diffs(sandbox: Sandbox, files: list[str]) -> tuple[str, str]:
+    """(`git diff`, `git diff -R`) of `files` against HEAD, in one call: once a bug is applied, its exact bug and
+    gold patches; ("", "") without git."""
     paths = " ".join(shlex.quote(f) for f in files)
-    result = sandbox.exec(f"git diff --no-color --no-ext-diff {flag}HEAD -- {paths}", timeout=60)
-    return result.stdout if result.ok else ""
+    marker = f"autoinstall-diff-{uuid.uuid4().hex}"
+    diff = "git diff --no-color --no-ext-diff"
+    result = sandbox.exec(f"{diff} HEAD -- {paths} && echo {marker} && {diff} -R HEAD -- {paths}", timeout=60)
+    bug, found, gold = result.stdout.partition(f"{marker}\n")
+    return (bug, gold) if result.ok and found else ("", "")

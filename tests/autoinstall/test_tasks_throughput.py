@@ -7,12 +7,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from autoinstall.tasks.candidate import Candidate
+from autoinstall.tasks.candidate import Candidate, unified_diff
 from autoinstall.tasks.searching import Pending
 from autoinstall.tasks.validate import Verdict, search
-from autoinstall.tasks.workspace import Suite
+from autoinstall.tasks.workspace import INLINE_PATCH_BYTES, Suite, apply_patch, git_diffs
 from envs.base import ExecResult
 from envs.fake import FakeSandbox
+from envs.local import LocalSandbox
 from envs.task import TaskValidation
 
 
@@ -78,3 +79,24 @@ def test_a_runner_selecting_whole_top_level_tests_is_judged_on_what_it_ran_too()
                         selection=["m/a::TestA/one"])
     assert verdict.kept and verdict.fail_to_pass == ["m/a::TestA", "m/a::TestA/one"], verdict
     assert verdict.pass_to_pass == ["m/a::TestB"]  # never ran here: the validation's whole-suite run checks it
+
+
+TRICKY = "a = 1\n\tb = '$HOME' \"`x`\" \\\\n\nEOF\nc = 3"
+"""A tab, shell quoting and expansion, a line that reads like a here-document's end, no final newline."""
+
+
+@pytest.mark.parametrize("size", [1, 70_000])
+def test_a_patch_applies_both_ways_byte_for_byte_inline_or_through_a_file(size: int) -> None:
+    """A small patch travels inside the command that applies it; one past INLINE_PATCH_BYTES through a file."""
+    old = TRICKY + "\n" + "# pad\n" * (size // 6)
+    new = old.replace("c = 3", "c = 4")
+    patch = unified_diff("m.py", old, new, context=size)
+    assert (len(patch) > INLINE_PATCH_BYTES) == (size > 1)
+    with LocalSandbox() as box:
+        box.write_file("m.py", old.encode())
+        assert box.exec("git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm x",
+                        timeout=60).ok
+        assert apply_patch(box, patch) and box.read_file("m.py") == new.encode()
+        assert git_diffs(box, ["m.py"]) == (box.exec("git diff HEAD").stdout, box.exec("git diff -R HEAD").stdout)
+        assert apply_patch(box, patch, reverse=True) and box.read_file("m.py") == old.encode()
+        assert not apply_patch(box, patch, reverse=True)
