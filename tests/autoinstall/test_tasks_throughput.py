@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from autoinstall.tasks.candidate import Candidate, unified_diff
+from autoinstall.tasks.combine import Kept, search_combined
 from autoinstall.tasks.searching import Pending
 from autoinstall.tasks.validate import Verdict, search
 from autoinstall.tasks.workspace import INLINE_PATCH_BYTES, Suite, apply_patch, git_diffs
@@ -100,3 +101,23 @@ def test_a_patch_applies_both_ways_byte_for_byte_inline_or_through_a_file(size: 
         assert git_diffs(box, ["m.py"]) == (box.exec("git diff HEAD").stdout, box.exec("git diff -R HEAD").stdout)
         assert apply_patch(box, patch, reverse=True) and box.read_file("m.py") == old.encode()
         assert not apply_patch(box, patch, reverse=True)
+
+
+def kept(test: str, function: str) -> Kept:
+    candidate = Candidate(kind="mutation", bug_patch=f"{function}\n", gold_patch=f"-{function}\n", files=["a.go"])
+    return Kept(candidate=candidate, verdict=Verdict(kept=True, fail_to_pass=[f"m/a::{test}"]),
+                sites=frozenset({f"a.go::{function}"}), reaching=[f"m/a::{test}"])
+
+
+@pytest.mark.parametrize(("parts", "runs"), [(2, 1), (3, 4)])
+def test_a_pair_is_not_run_again_part_by_part_a_larger_group_is(parts: int, runs: int) -> None:
+    """Two parts: one's fix alone leaves the other's own validated bug state, so only the group runs. Three or
+    more: each part's fix alone is a state no validation saw, run for real."""
+    names = ["TestA", "TestB", "TestC"][:parts]
+    ran = events(*((n, "fail") for n in names))
+    sandbox = FakeSandbox(rules=[(r"go test", ExecResult(exit_code=1, stdout=ran))]).start()
+    group = [kept(n, n.lower()) for n in names]
+    verdict, _ = search_combined(sandbox, Suite(command="go test -json ./...", runner="go"), group,
+                                 [f"m/a::{n}" for n in [*names, "TestD"]], timeout_s=60, exact_patches=False)
+    assert verdict.kept, verdict
+    assert sum("go test" in str(c.args.get("cmd")) for c in sandbox.calls) == runs
