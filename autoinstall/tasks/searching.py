@@ -26,7 +26,8 @@ from autoinstall.tasks.difficulty import changed_functions
 from autoinstall.tasks.grading import gold_problem, grading_for, task_rules
 from autoinstall.tasks.settings import MakeOptions, MakeReport, ValidationFailure
 from autoinstall.tasks.staticreach import StaticReach
-from autoinstall.tasks.validate import Containers, Disagreement, Verdict, search, validate
+from autoinstall.tasks.containers import Containers
+from autoinstall.tasks.validate import Disagreement, Verdict, search, validate
 from autoinstall.tasks.workspace import read_sources
 from envs.base import Sandbox, SandboxFactory
 from envs.task import TaskValidation
