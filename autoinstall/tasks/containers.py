@@ -1,12 +1,13 @@
 """The validation containers of one run: one is reused by the next validation only when the last left it exactly
 as it found it, so every validation starts from the image's own state.
 
-"Exactly": git's status of the workspace (every file, ignored ones too) is what it was, the candidate's files are
-byte for byte what they were (the caller compares them and calls `restored()`), and nothing else was written
-anywhere in the container's own filesystem since the lease began: no file created, changed or removed (a
-removal changes its directory), build artefacts and caches included (`find -cnewer`, by the change time no
-test can set back). Only the candidate's files, the directories holding them, git's index and the harness's own
-scratch files (/var/tmp/autoinstall*, removed by each run) may change. Any other container is stopped.
+"Exactly", over the container's whole filesystem (the workspace, build artefacts, caches, /tmp): git's status of the
+workspace (every file, ignored ones too) is what it was; the candidate's files are byte for byte what they were
+(the caller compares them and calls `restored()`); no file other than them and git's index changed since the lease
+began (`find -cnewer`, by the change time no test can set back); and the set of paths is the same (a hash of the
+sorted listing: nothing created or removed, while a temporary file made and removed within the run leaves no
+trace). The harness's own scratch files (/var/tmp/autoinstall*) and the files Docker mounts (/etc/hosts ...) are
+not the container's. Any other container is stopped.
 """
 from __future__ import annotations
 
@@ -16,13 +17,18 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator
 
+from autoinstall.tasks.workspace import RUN_TMP
 from envs.base import Sandbox, SandboxFactory
 
 SCRATCH = "/var/tmp/autoinstall"
 """What every file the harness writes in a container starts with (patches, reports, plug-ins, lease marks)."""
-NOT_FILES = ("/proc", "/sys", "/dev", "/run")
+NOT_ITS_OWN = ("/proc", "/sys", "/dev", "/run", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf", f"{SCRATCH}*")
+"""Kernel and Docker mounts, and the harness's scratch: left out of every look at the container's files (which
+are its root filesystem and the tmpfs on /tmp)."""
 STATUS = "git status --porcelain=v1 --untracked-files=all --ignored=matching"
-_FIND_FAILED = "!find failed"
+_PRUNED = "find / /tmp -xdev \\( " + " -o ".join(f"-path '{p}'" for p in NOT_ITS_OWN) + " \\) -prune -o"
+_LISTING = f"set -o pipefail && {_PRUNED} -print | LC_ALL=C sort | md5sum"
+"""A hash of every path of the container's own files (a find that fails fails the command)."""
 
 
 class Containers:
@@ -46,12 +52,12 @@ class Containers:
             sandbox = self.factory.sandbox(self.image, network=False).__enter__()
             found = (sandbox, _state(sandbox))
         sandbox, state = found
-        mark = _mark(sandbox)
+        mark, listing = _mark(sandbox)
         clean: list[bool] = []
         try:
             yield sandbox, lambda: clean.append(True)
         finally:
-            if clean and state and mark and unchanged(sandbox, mark, files, state):
+            if clean and state and mark and unchanged(sandbox, mark, listing, files, state):
                 with self._lock:
                     self._free.append((sandbox, state))
             else:
@@ -70,34 +76,25 @@ def _state(sandbox: Sandbox) -> str:
     return f"state\n{result.stdout}" if result.ok else ""
 
 
-def _mark(sandbox: Sandbox) -> str:
-    """A file whose time is the lease's start; "" when it cannot be made (the container is then never reused)."""
+def _mark(sandbox: Sandbox) -> tuple[str, str]:
+    """(a file whose time is the lease's start, the hash of the container's paths); ("", "") when they cannot be
+    had (the container is then never reused)."""
     path = f"{SCRATCH}-lease-{uuid.uuid4().hex[:8]}"
-    return path if sandbox.exec(["touch", path], timeout=60).ok else ""
+    empty = f"mkdir -p {RUN_TMP} && find {RUN_TMP} -mindepth 1 -delete"  # the last validation's temporary files
+    result = sandbox.exec(f"{empty} && touch {shlex.quote(path)} && {_LISTING}", timeout=300)
+    return (path, result.stdout) if result.ok and result.stdout.strip() else ("", "")
 
 
-def unchanged(sandbox: Sandbox, mark: str, files: list[str], state: str) -> bool:
-    """Nothing but `files`, the directories above them and git's index written since `mark`, and git's status
+def unchanged(sandbox: Sandbox, mark: str, listing: str, files: list[str], state: str) -> bool:
+    """No file but `files` and git's index changed since `mark`, the same paths as `listing`, git's status
     `state` again."""
-    pruned = " -o ".join(f"-path {shlex.quote(p)}" for p in (*NOT_FILES, f"{SCRATCH}*"))
     quoted = shlex.quote(mark)
-    separator = f"autoinstall-status-{uuid.uuid4().hex[:8]}"
-    result = sandbox.exec(f"find / -xdev \\( {pruned} \\) -prune -o -cnewer {quoted} -print "
-                          f"|| echo {shlex.quote(_FIND_FAILED)}; rm -f {quoted}; echo {separator}; {STATUS}",
-                          timeout=300)
-    written, found, status = result.stdout.partition(f"{separator}\n")
-    if not (result.ok and found) or f"state\n{status}" != state:
+    separator = f"autoinstall-lease-{uuid.uuid4().hex[:8]}"
+    result = sandbox.exec(f"{_PRUNED} ! -type d -cnewer {quoted} -print && echo {separator} && {_LISTING} && "
+                          f"echo {separator} && rm -f {quoted} && {STATUS}", timeout=300)
+    parts = result.stdout.split(f"{separator}\n")
+    if not result.ok or len(parts) != 3 or parts[1] != listing or f"state\n{parts[2]}" != state:
         return False
-    allowed = _allowed(sandbox.workdir.rstrip("/") or "/", files)
-    return all(path in allowed for path in written.splitlines())
-
-
-def _allowed(workdir: str, files: list[str]) -> set[str]:
-    """The candidate's files, every directory above them (a file rewritten by rename changes its directory),
-    git's index and its folder, /var/tmp (the scratch files come and go there)."""
-    paths = {f"{workdir}/{f}" for f in files} | {f"{workdir}/.git", f"{workdir}/.git/index", "/var/tmp"}
-    for path in list(paths):
-        while path not in ("", "/"):
-            path = path.rsplit("/", 1)[0] or "/"
-            paths.add(path)
-    return paths
+    root = sandbox.workdir.rstrip("/")
+    allowed = {f"{root}/{f}" for f in files} | {f"{root}/.git/index"}
+    return all(path in allowed for path in parts[0].splitlines())

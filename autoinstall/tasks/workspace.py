@@ -28,6 +28,12 @@ One hash seed: a test parametrized by a set's order (`",".join(names)`, `ids=str
 from run to run, in the search, the validation and the grader (grading.py carries these variables)."""
 
 
+RUN_TMP = "/var/tmp/autoinstall-tmp"
+"""TMPDIR of every task run (not the grader's): what tests put in temporary folders (pytest's tmp_path, Go's
+t.TempDir, mkstemp) lands in the harness's scratch, which a validation container is emptied of between
+validations (containers.py), not in /tmp, where it would stop the container's reuse."""
+
+
 class Suite(BaseModel):
     """How the environment's tests are run: its command, runner, deselections and variables."""
 
@@ -63,31 +69,34 @@ class Suite(BaseModel):
         if max_fail is not None and runner.stop_after is not None:
             command = runner.stop_after(command, max_fail)
         if select is not None and runner.select is not None:
-            if not _has_plugin(sandbox):  # a fresh container (validation) has no plug-in yet
+            if not _prepared(sandbox, PLUGIN_DIR):  # a fresh container (validation) has no plug-in yet
                 runner.select.put(sandbox, PLUGIN_DIR)
-                _remember_plugin(sandbox)
+                _remember(sandbox, PLUGIN_DIR)
             command = runner.select.selecting(sandbox, command, select, PLUGIN_DIR)
         if trace and runner.coverage_map:
             install(sandbox)
             command = with_plugin(command, {"AUTOINSTALL_TRACE": trace})
+        if not _prepared(sandbox, RUN_TMP):
+            sandbox.write_file(f"{RUN_TMP}/.keep", b"")  # the folder must exist: a missing TMPDIR is an error
+            _remember(sandbox, RUN_TMP)
         return run_tests(sandbox, command, self.runner, self.deselected, timeout_s,  # type: ignore[arg-type]
-                         {**self.env, **QUIET_ENV})
+                         {**self.env, **QUIET_ENV, "TMPDIR": RUN_TMP})
 
 
-_PLUGGED: weakref.WeakSet[Sandbox] = weakref.WeakSet()
-"""The sandboxes the selection plug-in was put in (once each: it never changes, and no run removes it)."""
+_PREPARED: weakref.WeakKeyDictionary[Sandbox, set[str]] = weakref.WeakKeyDictionary()
+"""What each sandbox was given once (the selection plug-in's folder, the runs' TMPDIR): no run removes them."""
 
 
-def _has_plugin(sandbox: Sandbox) -> bool:
+def _prepared(sandbox: Sandbox, folder: str) -> bool:
     try:
-        return sandbox in _PLUGGED
-    except TypeError:  # a sandbox that takes no weak reference is given the plug-in every run
+        return folder in _PREPARED.get(sandbox, ())
+    except TypeError:  # a sandbox that takes no weak reference is given them every run
         return False
 
 
-def _remember_plugin(sandbox: Sandbox) -> None:
+def _remember(sandbox: Sandbox, folder: str) -> None:
     with contextlib.suppress(TypeError):
-        _PLUGGED.add(sandbox)
+        _PREPARED.setdefault(sandbox, set()).add(folder)
 
 
 def outcomes(run: TestRun) -> dict[str, str]:

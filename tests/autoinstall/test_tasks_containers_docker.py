@@ -25,6 +25,7 @@ def image(base_image: str) -> Iterator[str]:
         box.write_file(".gitignore", b"__pycache__/\nbuild/\n")
         box.write_file("build/old.o", b"artefact")
         box.write_file("pkg/__pycache__/old.pyc", b"bytecode")
+        box.write_file("/var/keep", b"kept")
         assert box.exec("git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm x",
                         timeout=60).ok
         snapshot = box.snapshot("tasks-containers")
@@ -33,11 +34,13 @@ def image(base_image: str) -> Iterator[str]:
 
 
 def validation(containers: Containers, change: str | None) -> None:
-    """A validation's shape: the bug applied, a command run (plus `change`), the bug reverted, restored."""
+    """A validation's shape: the bug applied, a command run (it makes and removes a temporary file, as pytest's
+    capture does: no trace), plus `change`, the bug reverted, restored."""
+    run = "import sys, tempfile; sys.path.insert(0, 'pkg'); import calc; tempfile.TemporaryFile().close()"
     with containers.lease(["pkg/calc.py"]) as (box, restored):
         assert apply_patch(box, PATCH)
-        assert box.exec(f"python -c 'import sys; sys.path.insert(0, \"pkg\"); import calc'; {change or 'true'}",
-                        timeout=60, env={"PYTHONDONTWRITEBYTECODE": "1"}).ok
+        assert box.exec(f"python -c \"{run}\" && {change or 'true'}", timeout=60,
+                        env={"PYTHONDONTWRITEBYTECODE": "1"}).ok
         assert apply_patch(box, PATCH, reverse=True)
         restored()
 
@@ -49,6 +52,8 @@ def validation(containers: Containers, change: str | None) -> None:
     "echo x > build/new.o",                        # a build artefact
     "mkdir -p /root/.cache/go-build && echo x > /root/.cache/go-build/entry",  # a cache outside the workspace
     "echo x > /tmp/scratch",
+    "rm /var/keep",                                # a file removed outside the workspace
+    "touch pkg/calc.py.orig",                      # beside the candidate's own file
 ])
 def test_a_container_a_validation_changed_is_never_reused(image: str, change: str) -> None:
     containers = Containers(docker_factory(), image)
@@ -61,8 +66,8 @@ def test_a_container_a_validation_changed_is_never_reused(image: str, change: st
         assert (containers.started, containers.reused) == (2, 2), change  # the changed one was stopped
         with containers.lease(["pkg/calc.py"]) as (box, _):  # the image's own state
             assert box.read_file("pkg/calc.py") == SOURCE.encode()
-            listed = box.exec("ls -A pkg build pkg/__pycache__; ls -A /tmp /root/.cache", timeout=60).stdout
-            assert "old.o" in listed and "old.pyc" in listed
-            assert not {"extra.py", "new.o", "calc.cpython.pyc", "go-build", "scratch"} & set(listed.split())
+            listed = box.exec("ls -A pkg build pkg/__pycache__ /var /tmp /root/.cache", timeout=60).stdout
+            assert "old.o" in listed and "old.pyc" in listed and "keep" in listed
+            assert not {"extra.py", "new.o", "calc.cpython.pyc", "go-build", "scratch", "calc.py.orig"} & set(listed.split())
     finally:
         containers.close()
