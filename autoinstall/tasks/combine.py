@@ -5,7 +5,9 @@ other functions than the rest (and, where the validated bugs allow, other files)
 test fail, so each part's fix alone leaves the others' tests failing. The search applies them all: the
 tests that fail must be exactly the union of the parts' failing tests and every other test must pass;
 then each part's fix alone, with the rest still applied, must leave some of them failing (run for real,
-on the union only). A kept group is validated like any candidate, as one task.
+on the union only, for three parts or more: with two, one part's fix alone leaves the other part's own bug
+state, byte for byte, whose tests its validation saw fail twice). A kept group is validated like any
+candidate, as one task.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 
 from autoinstall.tasks.candidate import Candidate, changed_lines
 from autoinstall.tasks.validate import Verdict, judge
-from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diff, outcomes
+from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diffs, outcomes
 from envs.base import Sandbox
 from envs.task import TaskPart
 
@@ -135,10 +137,10 @@ def search_combined(sandbox: Sandbox, suite: Suite, parts: list[Kept], passing: 
             verdict = Verdict(kept=False, reason="parts interact")
         if verdict.kept:
             verdict.pass_to_pass = [t for t in passing if t not in set(union)]
-            if lone := _fixed_by_one(sandbox, suite, parts, union, timeout_s):
+            if len(parts) > 2 and (lone := _fixed_by_one(sandbox, suite, parts, union, timeout_s)):
                 verdict = Verdict(kept=False, reason=f"one part's fix alone fixes all ({lone})")
         if verdict.kept and exact_patches:
-            bug, gold = git_diff(sandbox, candidate.files), git_diff(sandbox, candidate.files, reverse=True)
+            bug, gold = git_diffs(sandbox, candidate.files)
             if bug and gold:
                 candidate = candidate.model_copy(update={"bug_patch": bug, "gold_patch": gold,
                                                          "fix_lines": changed_lines(bug)})

@@ -2,12 +2,14 @@
 unless it duplicates one already kept, is checked gradable and validated in a fresh container while the
 search goes on (validation is where the time goes: `workers` validations run beside the search, as many as
 the machine's cores allow at the sandbox's CPU limit, in containers reused while a validation leaves them
-exactly as it found them: validate.Containers), then built into a Task. Every `combined_every`
+exactly as it found them: validate.Containers; one no worker has started yet runs on the search's thread
+rather than leave it waiting), then built into a Task. Every `combined_every`
 validated bugs, and once the candidates run out, a group of validated bugs is searched as one combined task
 (combine.py). Stops at max_tasks or the time budget; a task's seconds are the wall time since the last one.
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections import Counter
@@ -24,7 +26,8 @@ from autoinstall.tasks.difficulty import changed_functions
 from autoinstall.tasks.grading import gold_problem, grading_for, task_rules
 from autoinstall.tasks.settings import MakeOptions, MakeReport, ValidationFailure
 from autoinstall.tasks.staticreach import StaticReach
-from autoinstall.tasks.validate import Containers, Disagreement, Verdict, search, validate
+from autoinstall.tasks.containers import Containers
+from autoinstall.tasks.validate import Disagreement, Verdict, search, validate
 from autoinstall.tasks.workspace import read_sources
 from envs.base import Sandbox, SandboxFactory
 from envs.task import TaskValidation
@@ -41,14 +44,30 @@ def validation_workers(factory: SandboxFactory, asked: int | None) -> int:
     return max(1, int((os.cpu_count() or 1) / cpus) - 1)
 
 
+Validated = tuple[TaskValidation, Disagreement | None]
+
+
 @dataclass
 class Pending:
-    """A kept candidate whose validation runs."""
+    """A kept candidate whose validation runs (or waits for a worker)."""
 
     candidate: Candidate
     verdict: Verdict
     reaching: list[str] | None
-    future: Future[tuple[TaskValidation, Disagreement | None]]
+    job: Callable[[], Validated]
+    future: Future[Validated]
+
+    def steal(self) -> bool:
+        """Run the validation on this thread if no worker has started it yet; False when one has."""
+        if not self.future.cancel():
+            return False
+        done: Future[Validated] = Future()
+        try:
+            done.set_result(self.job())
+        except Exception as e:  # noqa: BLE001 - raised again by result(), as a worker's would be
+            done.set_exception(e)
+        self.future = done
+        return True
 
 
 @dataclass
@@ -88,7 +107,8 @@ class Search:
                 try:
                     self._search(candidates, started)
                 finally:
-                    self._harvest(block=True)
+                    while self.pending:
+                        self._wait_one()
         finally:
             self._containers.close()
         self.report.dropped = dict(self.dropped)
@@ -102,13 +122,13 @@ class Search:
                     self.options.max_history:
                 continue
             self._single(candidate)
-            self._harvest(block=len(self.pending) >= self.workers)
+            self._make_room()
         while "combined" in self.options.kinds and not self._full(started):
             if self._combined() is None:
                 if not self.pending:
                     break
-                self._harvest(block=True)  # a bug still validating may make a group
-            self._harvest(block=len(self.pending) >= self.workers)
+                self._wait_one()  # a bug still validating may make a group
+            self._make_room()
 
     def _pending(self, kind: str) -> int:
         return sum(p.candidate.kind == kind for p in self.pending)
@@ -121,7 +141,7 @@ class Search:
         if options.max_candidates is not None and report.searched >= options.max_candidates:
             return True
         if len(report.tasks) + len(self.pending) >= options.max_tasks:
-            self._harvest(block=True)
+            self._wait_one()
         return len(report.tasks) >= options.max_tasks
 
     def _single(self, candidate: Candidate) -> None:
@@ -171,17 +191,31 @@ class Search:
         if reaching is not None and not self.options.full_gold_runs:
             gold_select = sorted(set(verdict.fail_to_pass) | set(reaching))
         assert self._executor is not None
-        future = self._executor.submit(
+        job = functools.partial(
             validate, self.factory, self.image, self.context.suite, candidate, verdict,
             runs=self.options.validation_runs, timeout_s=self.timeout_s, gold_select=gold_select,
             bug_select=gold_select if in_bodies(candidate) else None, searched_selection=reaching is not None,
             containers=self._containers)
-        self.pending.append(Pending(candidate, verdict, reaching, future))
+        self.pending.append(Pending(candidate, verdict, reaching, job, self._executor.submit(job)))
         return True
 
+    def _make_room(self) -> None:
+        """Make tasks of the finished validations; while some wait for a worker, run them here: the search would
+        otherwise wait for them with its core idle (so at most `workers` + 1 containers are busy, as before)."""
+        self._harvest(block=False)
+        while len(self.pending) > self.workers and self._steal():
+            self._harvest(block=False)
+
+    def _wait_one(self) -> None:
+        """Make a task of at least one pending validation: run a queued one here, else wait for one."""
+        self._harvest(block=not self._steal())
+
+    def _steal(self) -> bool:
+        """Run the newest validation no worker has started on this thread; False when every one has started."""
+        return any(p.steal() for p in reversed(self.pending))
+
     def _harvest(self, *, block: bool) -> None:
-        """Make tasks of the finished validations (with `block`, wait for at least one, or all at the end of
-        a run: then every pending one)."""
+        """Make tasks of the finished validations (with `block`, wait for at least one)."""
         if not self.pending:
             return
         if block:

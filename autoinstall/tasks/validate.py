@@ -7,15 +7,13 @@ verification. A run that times out (a mutation that hangs the suite) drops the c
 """
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
-from collections.abc import Callable, Iterator
 
 from pydantic import BaseModel, Field
 
 from autoinstall.tasks.candidate import Candidate
-from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diff, outcomes
+from autoinstall.tasks.containers import Containers
+from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diffs, outcomes
 from envs.base import Sandbox, SandboxFactory, read_capped
 from envs.spec import EnvSpec, TestRun
 from envs.task import TaskValidation
@@ -89,12 +87,14 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
     try:
         run = suite.run(sandbox, timeout_s, max_fail=max_fail + 1, select=selection)
         if selection is not None and _unselected(run, selection, passing):
-            selection = None  # the runner ran the whole suite: judge it whole
+            # A runner that selects coarser units (whole top-level tests) ran more: those are judged too. One that
+            # cannot select ran the whole suite: judged whole.
+            selection = sorted(set(selection) | set(outcomes(run)) & set(passing)) if suite.selects else None
         verdict = judge(run, selection if selection is not None else passing, max_fail)
         if verdict.kept and selection is not None:
             verdict.pass_to_pass = [t for t in passing if t not in verdict.fail_to_pass]
         if verdict.kept and exact_patches:
-            bug, gold = git_diff(sandbox, candidate.files), git_diff(sandbox, candidate.files, reverse=True)
+            bug, gold = git_diffs(sandbox, candidate.files)
             if bug and gold:
                 candidate = candidate.model_copy(update={"bug_patch": bug, "gold_patch": gold})
     finally:
@@ -104,7 +104,8 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
 
 
 def _unselected(run: TestRun, selection: list[str], passing: list[str]) -> bool:
-    """The run reports baseline tests outside the selection: its runner does not select by id."""
+    """The run reports baseline tests outside the selection: its runner does not select by id, or selects
+    coarser units than ids."""
     chosen = set(selection)
     return any(t not in chosen for t in set(outcomes(run)) & set(passing))
 
@@ -127,53 +128,6 @@ class Disagreement(BaseModel):
         return f"{self.run}: {self.how}{shown}"
 
 
-class Containers:
-    """The validation containers of one run: a container goes back to the pool only when the validation left
-    its workspace exactly as it found it (`git status` of every file, ignored ones too, unchanged, and the
-    changed files byte for byte), so the next validation starts from the image's own state; any other is
-    stopped. Thread-safe: each validation leases one container."""
-
-    def __init__(self, factory: SandboxFactory, image: str) -> None:
-        self.factory, self.image = factory, image
-        self._free: list[tuple[Sandbox, str]] = []
-        self._lock = threading.Lock()
-        self.started = 0
-        self.reused = 0
-
-    @contextlib.contextmanager
-    def lease(self) -> Iterator[tuple[Sandbox, Callable[[], None]]]:
-        """A container, and `restored()` to call when the validation put everything back."""
-        with self._lock:
-            found = self._free.pop() if self._free else None
-            self.reused += found is not None
-            self.started += found is None
-        if found is None:
-            sandbox = self.factory.sandbox(self.image, network=False).__enter__()
-            found = (sandbox, _state(sandbox))
-        sandbox, state = found
-        clean: list[bool] = []
-        try:
-            yield sandbox, lambda: clean.append(True)
-        finally:
-            if clean and state and _state(sandbox) == state:
-                with self._lock:
-                    self._free.append((sandbox, state))
-            else:
-                sandbox.__exit__(None, None, None)
-
-    def close(self) -> None:
-        with self._lock:
-            free, self._free = self._free, []
-        for sandbox, _ in free:
-            sandbox.__exit__(None, None, None)
-
-
-def _state(sandbox: Sandbox) -> str:
-    """The workspace's state as git sees it, every file included; "" when it cannot tell (never reused)."""
-    result = sandbox.exec("git status --porcelain=v1 --untracked-files=all --ignored=matching", timeout=120)
-    return f"state\n{result.stdout}" if result.ok else ""
-
-
 def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candidate, verdict: Verdict, *,
              runs: int = 2, timeout_s: float, gold_select: list[str] | None = None,
              bug_select: list[str] | None = None, searched_selection: bool = False,
@@ -192,7 +146,7 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
     """
     started = time.monotonic()
     result, why = TaskValidation(), None
-    with (containers or Containers(factory, image)).lease() as (sandbox, restored):
+    with (containers or Containers(factory, image)).lease(candidate.files) as (sandbox, restored):
         original = _contents(sandbox, candidate.files)
         if not apply_patch(sandbox, candidate.bug_patch):
             return result, Disagreement(run="bug patch", how="does not apply in a fresh container")

@@ -2,8 +2,10 @@
 patch, and run the environment's test suite with per-test results (envs/testrun)."""
 from __future__ import annotations
 
+import contextlib
 import shlex
 import uuid
+import weakref
 from collections.abc import Callable
 
 from pydantic import BaseModel, Field
@@ -24,6 +26,12 @@ QUIET_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0"}
 """No .pyc is written: an edit of the same size in the same second must never run a stale cached module.
 One hash seed: a test parametrized by a set's order (`",".join(names)`, `ids=str` of a frozenset) keeps its id
 from run to run, in the search, the validation and the grader (grading.py carries these variables)."""
+
+
+RUN_TMP = "/var/tmp/autoinstall-tmp"
+"""TMPDIR of every task run (not the grader's): what tests put in temporary folders (pytest's tmp_path, Go's
+t.TempDir, mkstemp) lands in the harness's scratch, which a validation container is emptied of between
+validations (containers.py), not in /tmp, where it would stop the container's reuse."""
 
 
 class Suite(BaseModel):
@@ -48,6 +56,11 @@ class Suite(BaseModel):
                    env=dict(spec.env), flaky=list(spec.verification.flaky if spec.verification else []),
                    project=spec.plan.workdir)
 
+    @property
+    def selects(self) -> bool:
+        """Its runner runs only given test ids (or the coarser units that hold them)."""
+        return abilities(self.runner).select is not None
+
     def run(self, sandbox: Sandbox, timeout_s: float, max_fail: int | None = None,
             select: list[str] | None = None, trace: str | None = None) -> TestRun:
         """One run of the suite. Where the runner can: `max_fail` stops after that many failures, `select` runs
@@ -56,13 +69,34 @@ class Suite(BaseModel):
         if max_fail is not None and runner.stop_after is not None:
             command = runner.stop_after(command, max_fail)
         if select is not None and runner.select is not None:
-            runner.select.put(sandbox, PLUGIN_DIR)  # a fresh container (validation) has no plug-in yet
+            if not _prepared(sandbox, PLUGIN_DIR):  # a fresh container (validation) has no plug-in yet
+                runner.select.put(sandbox, PLUGIN_DIR)
+                _remember(sandbox, PLUGIN_DIR)
             command = runner.select.selecting(sandbox, command, select, PLUGIN_DIR)
         if trace and runner.coverage_map:
             install(sandbox)
             command = with_plugin(command, {"AUTOINSTALL_TRACE": trace})
+        if not _prepared(sandbox, RUN_TMP):
+            sandbox.write_file(f"{RUN_TMP}/.keep", b"")  # the folder must exist: a missing TMPDIR is an error
+            _remember(sandbox, RUN_TMP)
         return run_tests(sandbox, command, self.runner, self.deselected, timeout_s,  # type: ignore[arg-type]
-                         {**self.env, **QUIET_ENV})
+                         {**self.env, **QUIET_ENV, "TMPDIR": RUN_TMP})
+
+
+_PREPARED: weakref.WeakKeyDictionary[Sandbox, set[str]] = weakref.WeakKeyDictionary()
+"""What each sandbox was given once (the selection plug-in's folder, the runs' TMPDIR): no run removes them."""
+
+
+def _prepared(sandbox: Sandbox, folder: str) -> bool:
+    try:
+        return folder in _PREPARED.get(sandbox, ())
+    except TypeError:  # a sandbox that takes no weak reference is given them every run
+        return False
+
+
+def _remember(sandbox: Sandbox, folder: str) -> None:
+    with contextlib.suppress(TypeError):
+        _PREPARED.setdefault(sandbox, set()).add(folder)
 
 
 def outcomes(run: TestRun) -> dict[str, str]:
@@ -103,23 +137,41 @@ def read_sources(sandbox: Sandbox, paths: list[str],
     return texts
 
 
+INLINE_PATCH_BYTES = 64 * 1024
+"""A patch up to this size travels inside the command that applies it (one call to the sandbox, not two)."""
+
+
 def apply_patch(sandbox: Sandbox, patch: str, *, reverse: bool = False, check_only: bool = False) -> bool:
     """Apply a -p1 unified diff in the workdir (git apply, else patch); False when it does not apply."""
     path = f"{PATCH_DIR}/autoinstall-{uuid.uuid4().hex[:8]}.diff"
-    sandbox.write_file(path, patch.encode())
-    flag = " -R" if reverse else ""
     quoted = shlex.quote(path)
+    write = _inline_write(quoted, patch)
+    if not write:
+        sandbox.write_file(path, patch.encode())
+    flag = " -R" if reverse else ""
     git = f"git apply --check{flag} {quoted}" + ("" if check_only else f" && git apply{flag} {quoted}")
     dry = "--dry-run" if check_only else ""
     fallback = f"patch -p1 -s -f{flag} {dry} < {quoted}"
-    result = sandbox.exec(f"if command -v git >/dev/null; then {git}; else {fallback}; fi; rc=$?; "
+    result = sandbox.exec(f"{write}if command -v git >/dev/null; then {git}; else {fallback}; fi; rc=$?; "
                           f"rm -f {quoted}; exit $rc", timeout=60)
     return result.ok
 
 
-def git_diff(sandbox: Sandbox, files: list[str], *, reverse: bool = False) -> str:
-    """`git diff` of `files` against HEAD (the exact bug patch once a bug is applied); "" without git."""
-    flag = "-R " if reverse else ""
+def _inline_write(quoted_path: str, text: str) -> str:
+    """A here-document writing `text` byte for byte to the path, or "" when it cannot carry it (too large, no
+    final newline, a NUL, the delimiter inside)."""
+    delimiter = f"AUTOINSTALL_PATCH_{uuid.uuid4().hex}"
+    if len(text.encode()) > INLINE_PATCH_BYTES or not text.endswith("\n") or "\0" in text or delimiter in text:
+        return ""
+    return f"cat > {quoted_path} <<'{delimiter}'\n{text}{delimiter}\n"
+
+
+def git_diffs(sandbox: Sandbox, files: list[str]) -> tuple[str, str]:
+    """(`git diff`, `git diff -R`) of `files` against HEAD, in one call: once a bug is applied, its exact bug and
+    gold patches; ("", "") without git."""
     paths = " ".join(shlex.quote(f) for f in files)
-    result = sandbox.exec(f"git diff --no-color --no-ext-diff {flag}HEAD -- {paths}", timeout=60)
-    return result.stdout if result.ok else ""
+    marker = f"autoinstall-diff-{uuid.uuid4().hex}"
+    diff = "git diff --no-color --no-ext-diff"
+    result = sandbox.exec(f"{diff} HEAD -- {paths} && echo {marker} && {diff} -R HEAD -- {paths}", timeout=60)
+    bug, found, gold = result.stdout.partition(f"{marker}\n")
+    return (bug, gold) if result.ok and found else ("", "")

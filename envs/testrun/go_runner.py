@@ -30,6 +30,19 @@ def go_test_command(command: str, deselected: list[Deselection]) -> str:
     return _GO_TEST.sub(lambda m: " ".join([m.group(0), *flags]), command, count=1) if flags else command
 
 
+def select_command(command: str, select_file: str, folder: str) -> str:
+    """`command` running only the top-level tests the ids in `select_file` name (`import/path::Test/sub`, one a
+    line), and, where it runs `./...`, only their packages. `-run` takes whole top-level tests (every subtest of
+    one runs) in every package listed: the run may report more than the ids, never fewer. `folder` is unused:
+    Go needs no plug-in."""
+    quoted = shlex.quote(select_file)
+    names = f"$(sed -e 's/^[^:]*:://' -e 's|/.*||' {quoted} | sort -u | paste -sd'|' -)"
+    selected = _GO_TEST.sub(lambda m: f'{m.group(0)} -run "^({names})\\$"', command, count=1)
+    if " ./..." in selected:
+        selected = selected.replace(" ./...", f" $(sed 's/::.*//' {quoted} | sort -u)", 1)
+    return selected
+
+
 def parse_go_test_json(output: str) -> list[TestResult]:
     """Per-test results from `go test -json` events, ids `import/path::TestName/subtest` (see
     envs/grading/kit/parsers/gotest.py: a failed package with no failing test is one error; nested runs'

@@ -29,12 +29,13 @@ PYTEST = RunnerAbilities(
     junit_report=pytest_runner.pytest_args, grading=grade_pytest, test_files=pytest_files)
 GO = RunnerAbilities(
     name="go", run=go_runner.run, collect=go_runner.collect, per_test_ids="always", report="gotest",
-    warm_up=True, grading=grade_go)
+    select=IdSelection(files={}, wrap=go_runner.select_command), warm_up=True, grading=grade_go)
 """Go's listing is of top-level tests while its results add subtests: other units, so not a lower bound."""
 UNITTEST = RunnerAbilities(name="unittest", run=unittest_runner.run, collect=unittest_runner.collect,
                            per_test_ids="always", report="unittest", grading=grade_unittest, test_files=unittest_files)
 CARGO = RunnerAbilities(name="cargo", run=cargo_runner.run, collect=cargo_runner.collect, per_test_ids="always",
-                        report="libtest", warm_up=True, grading=grade_cargo)
+                        select=IdSelection(files={}, wrap=cargo_runner.select_command), report="libtest",
+                        warm_up=True, grading=grade_cargo)
 NODE = RunnerAbilities(
     name="node", run=node_runner.run, collect=node_runner.collect, per_test_ids="when printed", report="node",
     grading=grade_node, test_files=node_files)

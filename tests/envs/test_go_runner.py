@@ -2,6 +2,7 @@
 extra Debian packages threaded through the factories. Fast: no Docker, no Go."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from envs import baseimage
@@ -10,7 +11,7 @@ from envs.docker.container import DockerSandboxConfig, container_env
 from envs.docker.factory import DockerFactory
 from envs.fake import FakeSandbox
 from envs.spec import Deselection
-from envs.testrun import collect_count, count, go_test_command, parse_go_test_json, run_tests
+from envs.testrun import abilities, collect_count, count, go_test_command, parse_go_test_json, run_tests
 
 EVENTS = (Path(__file__).parent / "data" / "go_test_events.jsonl").read_text()
 """Captured from `go test -json -count=1 ./...` (go1.26) on a module with a passing test, a test whose
@@ -65,6 +66,19 @@ def test_run_tests_with_the_go_runner_reads_stdout_events() -> None:
     assert run.collection_ok and "FAIL\texample.com/gj/b [build failed]" in run.output_tail
     nothing = FakeSandbox(rules=[("go test", ExecResult(exit_code=1, stderr="go: no Go files"))]).start()
     assert not run_tests(nothing, "go test -json ./...", "go", [], 60).collection_ok
+
+
+def test_a_selection_runs_the_named_top_level_tests_in_their_packages_only(tmp_path: Path) -> None:
+    """The selecting command as bash runs it (a `go` that prints its arguments): one -run regex of the
+    top-level names (subtests run whole), `./...` narrowed to the selected packages, the rest kept."""
+    ids = tmp_path / "select.txt"
+    ids.write_text("example.com/m/a::TestOne\nexample.com/m/a::TestSub/case_1\nexample.com/m/b::TestTwo\n")
+    command = abilities("go").select.command("go test -json -count=1 ./... -vet=off", str(ids), "/unused")  # type: ignore[union-attr]
+    shown = subprocess.run(["bash", "-c", f"go() {{ printf '%s\\n' \"$@\"; }}; {command}"], capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    assert shown == ["test", "-run", "^(TestOne|TestSub|TestTwo)$", "-json", "-count=1", "example.com/m/a",
+                     "example.com/m/b", "-vet=off"]
+    assert "./..." not in abilities("go").select.command("go test .", str(ids), "/unused")  # type: ignore[union-attr]
 
 
 def test_go_caches_live_under_cache_and_modules_reach_the_image() -> None:

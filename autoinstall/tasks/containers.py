@@ -1,0 +1,100 @@
+"""The validation containers of one run: one is reused by the next validation only when the last left it exactly
+as it found it, so every validation starts from the image's own state.
+
+"Exactly", over the container's whole filesystem (the workspace, build artefacts, caches, /tmp): git's status of the
+workspace (every file, ignored ones too) is what it was; the candidate's files are byte for byte what they were
+(the caller compares them and calls `restored()`); no file other than them and git's index changed since the lease
+began (`find -cnewer`, by the change time no test can set back); and the set of paths is the same (a hash of the
+sorted listing: nothing created or removed, while a temporary file made and removed within the run leaves no
+trace). The harness's own scratch files (/var/tmp/autoinstall*) and the files Docker mounts (/etc/hosts ...) are
+not the container's. Any other container is stopped.
+"""
+from __future__ import annotations
+
+import contextlib
+import shlex
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+
+from autoinstall.tasks.workspace import RUN_TMP
+from envs.base import Sandbox, SandboxFactory
+
+SCRATCH = "/var/tmp/autoinstall"
+"""What every file the harness writes in a container starts with (patches, reports, plug-ins, lease marks)."""
+NOT_ITS_OWN = ("/proc", "/sys", "/dev", "/run", "/etc/hosts", "/etc/hostname", "/etc/resolv.conf", f"{SCRATCH}*")
+"""Kernel and Docker mounts, and the harness's scratch: left out of every look at the container's files (which
+are its root filesystem and the tmpfs on /tmp)."""
+STATUS = "git status --porcelain=v1 --untracked-files=all --ignored=matching"
+_PRUNED = "find / /tmp -xdev \\( " + " -o ".join(f"-path '{p}'" for p in NOT_ITS_OWN) + " \\) -prune -o"
+_LISTING = f"set -o pipefail && {_PRUNED} -print | LC_ALL=C sort | md5sum"
+"""A hash of every path of the container's own files (a find that fails fails the command)."""
+
+
+class Containers:
+    """Validation containers, each leased by one validation at a time (thread-safe)."""
+
+    def __init__(self, factory: SandboxFactory, image: str) -> None:
+        self.factory, self.image = factory, image
+        self._free: list[tuple[Sandbox, str]] = []
+        self._lock = threading.Lock()
+        self.started = 0
+        self.reused = 0
+
+    @contextlib.contextmanager
+    def lease(self, files: list[str]) -> Iterator[tuple[Sandbox, Callable[[], None]]]:
+        """A container, and `restored()` to call when the validation gave `files` back byte for byte."""
+        with self._lock:
+            found = self._free.pop() if self._free else None
+            self.reused += found is not None
+            self.started += found is None
+        if found is None:
+            sandbox = self.factory.sandbox(self.image, network=False).__enter__()
+            found = (sandbox, _state(sandbox))
+        sandbox, state = found
+        mark, listing = _mark(sandbox)
+        clean: list[bool] = []
+        try:
+            yield sandbox, lambda: clean.append(True)
+        finally:
+            if clean and state and mark and unchanged(sandbox, mark, listing, files, state):
+                with self._lock:
+                    self._free.append((sandbox, state))
+            else:
+                sandbox.__exit__(None, None, None)
+
+    def close(self) -> None:
+        with self._lock:
+            free, self._free = self._free, []
+        for sandbox, _ in free:
+            sandbox.__exit__(None, None, None)
+
+
+def _state(sandbox: Sandbox) -> str:
+    """The workspace's state as git sees it, every file included; "" when it cannot tell (never reused)."""
+    result = sandbox.exec(STATUS, timeout=120)
+    return f"state\n{result.stdout}" if result.ok else ""
+
+
+def _mark(sandbox: Sandbox) -> tuple[str, str]:
+    """(a file whose time is the lease's start, the hash of the container's paths); ("", "") when they cannot be
+    had (the container is then never reused)."""
+    path = f"{SCRATCH}-lease-{uuid.uuid4().hex[:8]}"
+    empty = f"mkdir -p {RUN_TMP} && find {RUN_TMP} -mindepth 1 -delete"  # the last validation's temporary files
+    result = sandbox.exec(f"{empty} && touch {shlex.quote(path)} && {_LISTING}", timeout=300)
+    return (path, result.stdout) if result.ok and result.stdout.strip() else ("", "")
+
+
+def unchanged(sandbox: Sandbox, mark: str, listing: str, files: list[str], state: str) -> bool:
+    """No file but `files` and git's index changed since `mark`, the same paths as `listing`, git's status
+    `state` again."""
+    quoted = shlex.quote(mark)
+    separator = f"autoinstall-lease-{uuid.uuid4().hex[:8]}"
+    result = sandbox.exec(f"{_PRUNED} ! -type d -cnewer {quoted} -print && echo {separator} && {_LISTING} && "
+                          f"echo {separator} && rm -f {quoted} && {STATUS}", timeout=300)
+    parts = result.stdout.split(f"{separator}\n")
+    if not result.ok or len(parts) != 3 or parts[1] != listing or f"state\n{parts[2]}" != state:
+        return False
+    root = sandbox.workdir.rstrip("/")
+    allowed = {f"{root}/{f}" for f in files} | {f"{root}/.git/index"}
+    return all(path in allowed for path in parts[0].splitlines())

@@ -1,0 +1,123 @@
+"""Throughput of task making without Docker: validations a worker has not started run on the search's thread."""
+from __future__ import annotations
+
+import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from autoinstall.tasks.candidate import Candidate, unified_diff
+from autoinstall.tasks.combine import Kept, search_combined
+from autoinstall.tasks.searching import Pending
+from autoinstall.tasks.validate import Verdict, search
+from autoinstall.tasks.workspace import INLINE_PATCH_BYTES, Suite, apply_patch, git_diffs
+from envs.base import ExecResult
+from envs.fake import FakeSandbox
+from envs.local import LocalSandbox
+from envs.task import TaskValidation
+
+
+def pending(job):  # type: ignore[no-untyped-def]
+    return Pending(Candidate(kind="mutation", bug_patch="", gold_patch=""), Verdict(kept=True), None, job, None)  # type: ignore[arg-type]
+
+
+def test_a_queued_validation_runs_on_the_stealing_thread_and_a_started_one_is_left_to_its_worker() -> None:
+    release, started = threading.Event(), threading.Event()
+    ran_on: list[str] = []
+
+    def busy() -> tuple[TaskValidation, None]:
+        started.set()
+        release.wait(10)
+        ran_on.append(threading.current_thread().name)
+        return TaskValidation(runs=1), None
+
+    def queued() -> tuple[TaskValidation, None]:
+        ran_on.append(threading.current_thread().name)
+        return TaskValidation(runs=2), None
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="validate") as executor:
+        first, second = pending(busy), pending(queued)
+        first.future, second.future = executor.submit(busy), executor.submit(queued)
+        assert started.wait(10)
+        assert not first.steal()  # its worker runs it
+        assert second.steal() and second.future.result()[0].runs == 2
+        assert ran_on == [threading.current_thread().name]
+        release.set()
+        assert first.future.result()[0].runs == 1
+    assert ran_on[1].startswith("validate")
+
+
+def test_a_stolen_validation_that_raises_raises_from_its_result() -> None:
+    def boom() -> tuple[TaskValidation, None]:
+        raise RuntimeError("engine gone")
+
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        gate = threading.Event()
+        executor.submit(gate.wait, 10)
+        item = pending(boom)
+        item.future = executor.submit(boom)
+        assert item.steal()
+        gate.set()
+    with pytest.raises(RuntimeError, match="engine gone"):
+        item.future.result()
+
+
+def events(*outcomes: tuple[str, str]) -> str:
+    """`go test -json` lines: each (test, action) in package m/a."""
+    return "\n".join(json.dumps({"Action": action, "Package": "m/a", "Test": test}) for test, action in outcomes)
+
+
+def test_a_runner_selecting_whole_top_level_tests_is_judged_on_what_it_ran_too() -> None:
+    """Go runs a selected subtest's whole top-level test: the parent it also reports is judged with the
+    selection (not the whole suite, whose other tests this run never meant to run)."""
+    passing = ["m/a::TestA", "m/a::TestA/one", "m/a::TestB"]
+    ran = events(("TestA/one", "fail"), ("TestA", "fail"))
+    sandbox = FakeSandbox(rules=[(r"go test -run", ExecResult(exit_code=1, stdout=ran))]).start()
+    suite = Suite(command="go test -json ./...", runner="go")
+    candidate = Candidate(kind="mutation", bug_patch="x", gold_patch="y", files=["a.go"])
+    verdict, _ = search(sandbox, suite, candidate, passing, max_fail=5, timeout_s=60, exact_patches=False,
+                        selection=["m/a::TestA/one"])
+    assert verdict.kept and verdict.fail_to_pass == ["m/a::TestA", "m/a::TestA/one"], verdict
+    assert verdict.pass_to_pass == ["m/a::TestB"]  # never ran here: the validation's whole-suite run checks it
+
+
+TRICKY = "a = 1\n\tb = '$HOME' \"`x`\" \\\\n\nEOF\nc = 3"
+"""A tab, shell quoting and expansion, a line that reads like a here-document's end, no final newline."""
+
+
+@pytest.mark.parametrize("size", [1, 70_000])
+def test_a_patch_applies_both_ways_byte_for_byte_inline_or_through_a_file(size: int) -> None:
+    """A small patch travels inside the command that applies it; one past INLINE_PATCH_BYTES through a file."""
+    old = TRICKY + "\n" + "# pad\n" * (size // 6)
+    new = old.replace("c = 3", "c = 4")
+    patch = unified_diff("m.py", old, new, context=size)
+    assert (len(patch) > INLINE_PATCH_BYTES) == (size > 1)
+    with LocalSandbox() as box:
+        box.write_file("m.py", old.encode())
+        assert box.exec("git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm x",
+                        timeout=60).ok
+        assert apply_patch(box, patch) and box.read_file("m.py") == new.encode()
+        assert git_diffs(box, ["m.py"]) == (box.exec("git diff HEAD").stdout, box.exec("git diff -R HEAD").stdout)
+        assert apply_patch(box, patch, reverse=True) and box.read_file("m.py") == old.encode()
+        assert not apply_patch(box, patch, reverse=True)
+
+
+def kept(test: str, function: str) -> Kept:
+    candidate = Candidate(kind="mutation", bug_patch=f"{function}\n", gold_patch=f"-{function}\n", files=["a.go"])
+    return Kept(candidate=candidate, verdict=Verdict(kept=True, fail_to_pass=[f"m/a::{test}"]),
+                sites=frozenset({f"a.go::{function}"}), reaching=[f"m/a::{test}"])
+
+
+@pytest.mark.parametrize(("parts", "runs"), [(2, 1), (3, 4)])
+def test_a_pair_is_not_run_again_part_by_part_a_larger_group_is(parts: int, runs: int) -> None:
+    """Two parts: one's fix alone leaves the other's own validated bug state, so only the group runs. Three or
+    more: each part's fix alone is a state no validation saw, run for real."""
+    names = ["TestA", "TestB", "TestC"][:parts]
+    ran = events(*((n, "fail") for n in names))
+    sandbox = FakeSandbox(rules=[(r"go test", ExecResult(exit_code=1, stdout=ran))]).start()
+    group = [kept(n, n.lower()) for n in names]
+    verdict, _ = search_combined(sandbox, Suite(command="go test -json ./...", runner="go"), group,
+                                 [f"m/a::{n}" for n in [*names, "TestD"]], timeout_s=60, exact_patches=False)
+    assert verdict.kept, verdict
+    assert sum("go test" in str(c.args.get("cmd")) for c in sandbox.calls) == runs
