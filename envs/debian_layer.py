@@ -22,7 +22,7 @@ from pathlib import Path
 
 from envs import docker as engine
 from envs.base import LABEL
-from envs.debian_toolchains import C_RUNTIME, KINDS, DebianToolchain, debian_toolchains, parse_key
+from envs.debian_toolchains import C_RUNTIME, KINDS, DebianToolchain, debian_toolchains, forget, parse_key
 from envs.docker.trust import jdk_trust
 from envs.errors import ImageBuildError
 from envs.toolchain_record import ToolchainRecord
@@ -134,7 +134,11 @@ def ensure_debian_layer(base: str, key: str, say: Log, *, base_suite: str, mirro
     with tempfile.TemporaryDirectory(prefix="autoinstall-debian-") as ctx:
         (Path(ctx) / "Dockerfile").write_text(_LAYER.format(suite=toolchain.suite, name=toolchain.name,
                                                             version=toolchain.version, base=base, recipe=steps))
-        installed = engine.build_image(Path(ctx), f"{tag}-install", labels=labels, buildargs={}, log=say)
+        try:
+            installed = engine.build_image(Path(ctx), f"{tag}-install", labels=labels, buildargs={}, log=say)
+        except ImageBuildError:
+            forget(toolchain.suite, mirror)  # a suite that moved on is read again by the next build's choice
+            raise
         came = _came_along(installed, toolchain)
         record = toolchain.record(came).model_copy(update={"recipe": steps, "base": base})
         say(f"Debian {toolchain.suite} installed or replaced: {', '.join(f'{p} {v}' for p, v in came.items())}")

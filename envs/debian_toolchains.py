@@ -186,9 +186,18 @@ def _fetch(url: str) -> bytes:
         return reply.read()
 
 
+def _cache(suite: str, mirror: str) -> Path:
+    return _cache_dir() / f"{re.sub(r'[^A-Za-z0-9.-]', '_', mirror)}-{suite}-{arch()}.json"
+
+
+def forget(suite: str, mirror: str) -> None:
+    """Drop the cached index of `suite`: the next choice reads it again (the suite moved on since)."""
+    _cache(suite, mirror).unlink(missing_ok=True)
+
+
 def suite_index(suite: str, mirror: str) -> SuiteIndex | None:
     """What `suite` on `mirror` carries of the toolchains (cached a day); None when its index cannot be read."""
-    cache = _cache_dir() / f"{re.sub(r'[^A-Za-z0-9.-]', '_', mirror)}-{suite}-{arch()}.json"
+    cache = _cache(suite, mirror)
     if cache.is_file() and time.time() - cache.stat().st_mtime < INDEX_TTL_S:
         return SuiteIndex.model_validate_json(cache.read_text())
     try:
