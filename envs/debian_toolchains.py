@@ -32,7 +32,10 @@ SUITES_ENV = "AUTOINSTALL_DEBIAN_SUITES"
 DEFAULT_SUITES = ("testing", "unstable")
 """Newer suites in the order they are preferred: testing's packages have aged ten days in unstable."""
 INDEX_TTL_S = 24 * 3600
-FETCH_TIMEOUT_S = 120
+FETCH_TIMEOUT_S = 30
+_UNREADABLE: set[tuple[str, str]] = set()
+"""(suite, mirror) whose index could not be read in this process: not asked again (a mirror out of reach costs
+one timeout per suite, not one per build)."""
 C_RUNTIME = ("libc6", "libgcc-s1", "libstdc++6")
 """What every binary of the image links: never replaced by a newer suite's (with the Essential and required
 packages, envs/debian_layer.py)."""
@@ -200,11 +203,14 @@ def suite_index(suite: str, mirror: str) -> SuiteIndex | None:
     cache = _cache(suite, mirror)
     if cache.is_file() and time.time() - cache.stat().st_mtime < INDEX_TTL_S:
         return SuiteIndex.model_validate_json(cache.read_text())
+    if (suite, mirror) in _UNREADABLE:
+        return None
     try:
         release = _fetch(f"{mirror}/dists/{suite}/Release").decode(errors="replace")
         text = lzma.decompress(_fetch(f"{mirror}/dists/{suite}/main/binary-{arch()}/Packages.xz")).decode(
             errors="replace")
     except (OSError, lzma.LZMAError):
+        _UNREADABLE.add((suite, mirror))
         return None
     head = dict(re.findall(r"^(Codename|Date): (.*)$", release, re.M))
     index = SuiteIndex(suite=suite, codename=head.get("Codename", ""), date=head.get("Date", ""),

@@ -98,12 +98,16 @@ def switch(python: str, tried: list[Repair], pick: Toolchain, reason: str) -> Re
 def choices(ecosystem: object) -> list[str]:
     """The tokens a build of `ecosystem` may switch to: its base images' Pythons, then, for an ecosystem whose
     `host_toolchain` names a kind of toolchain and the suite's version ("java", "21"), its first Python with each
-    newer host release ("3.13+java-25.0.3"): what a model's switch_python may name (`available_pythons`)."""
+    newer host release ("3.13+java-25.0.3"), then with each newer release Debian's suites carry
+    ("3.13+java-26.0.2.1@testing"): what a model's switch_python may name (`available_pythons`)."""
     pythons = list(getattr(ecosystem, "toolchains", ()))
     name, suite = getattr(ecosystem, "host_toolchain", None) or ("", "")
     if not name or not pythons:
         return pythons
-    newer_releases = [t for t in host_toolchains(name) if t.release and newer(t.version, suite)]
+    newer_releases: list[Toolchain] = [t for t in host_toolchains(name) if t.release and newer(t.version, suite)]
+    carried, _ = debian_toolchains(name, debian_suite(split(pythons[0])[0]) or "trixie", host_mirror())
+    # a release line beyond the image's own (trixie's openjdk-21 and golang-1.24 are the image's)
+    newer_releases += [t for t in carried if version_key(t.version)[:2] > version_key(suite)[:2]]
     return pythons + [with_host(pythons[0], t) for t in newer_releases]
 
 

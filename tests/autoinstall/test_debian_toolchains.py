@@ -12,6 +12,7 @@ from autoinstall.ecosystems import toolchains
 from autoinstall.ecosystems.go import GoEcosystem
 from autoinstall.ecosystems.go.repairs import repair as go_repair
 from autoinstall.ecosystems.go.survey import survey as go_survey
+from autoinstall.ecosystems.java.repairs import repair as java_repair
 from autoinstall.ecosystems.java.toolchain import planned as java_planned
 from autoinstall.ecosystems.java.survey import survey as java_survey
 from autoinstall.ecosystems.rust.repairs import MSRV_UPDATE
@@ -207,3 +208,42 @@ def test_the_replay_starts_under_the_layer_and_repeats_its_recipe(tmp_path: Path
     assert "FROM base:both\n" in text and steps not in text
     [gone] = toolchains.records(GoEcosystem(), "3.13+go-1.26.10@testing", {}, tmp_path)
     assert (gone.origin, gone.suite, gone.version) == ("debian", "testing", "1.26.10")
+
+
+def test_javacs_need_switches_to_debians_jdk_and_a_chat_model_may_name_it(debian: None) -> None:
+    from autoinstall.ecosystems.java import JavaEcosystem  # only this test reads Java's repairs
+    from tests.autoinstall.test_jdk_toolchains import RELEASE_25
+    from tests.autoinstall.test_jdk_toolchains import ctx as java_ctx
+
+    switched = java_repair(java_ctx(RELEASE_25))
+    assert switched is not None and switched.kind == "switch_python" and switched.python == "3.13+java-25.0.5@trixie"
+    assert "openjdk-25-jdk-headless=25.0.5+8-1~deb13u1" in switched.reason and "JAVA_HOME" in switched.reason
+    choices = toolchains.choices(JavaEcosystem())
+    assert "3.13+java-25.0.5@trixie" in choices and "3.13+java-26.0.2.1@testing" in choices
+    assert not any("java-21" in c for c in choices)  # not newer than the image's own
+
+
+def test_an_index_is_read_once_a_day_and_a_mirror_out_of_reach_once(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import lzma  # only this test writes an index
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    asked: list[str] = []
+
+    def fetch(url: str) -> bytes:
+        asked.append(url)
+        if "nowhere" in url:
+            raise OSError("unreachable")
+        return b"Codename: forky\nDate: Fri, 30 Oct 2026\n" if url.endswith("Release") else lzma.compress(
+            INDEXES["testing"].encode())
+
+    monkeypatch.setattr(debian_toolchains, "_fetch", fetch)
+    first = debian_toolchains.suite_index("testing", "http://mirror/debian")
+    assert first is not None and first.codename == "forky" and len(asked) == 2
+    assert {p.name for p in first.packages} == {"openjdk-26-jdk-headless", "openjdk-27-jdk-headless",
+                                                 "golang-1.26-go", "rustc", "cargo"}  # nodejs is no kind here
+    assert debian_toolchains.suite_index("testing", "http://mirror/debian") == first and len(asked) == 2
+    debian_toolchains.forget("testing", "http://mirror/debian")
+    assert debian_toolchains.suite_index("testing", "http://mirror/debian") == first and len(asked) == 4
+    assert debian_toolchains.suite_index("testing", "http://nowhere/debian") is None
+    assert debian_toolchains.suite_index("testing", "http://nowhere/debian") is None and len(asked) == 5
