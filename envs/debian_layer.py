@@ -41,7 +41,8 @@ _INSTALL = [
     "apt-get install -s --no-install-recommends {wanted} > /tmp/plan",
     "( dpkg-query -W -f='${{Package}} ${{Essential}} ${{Priority}}\\n' | awk '$2==\"yes\"||$3==\"required\"{{print $1}}'; "
     "printf '{c_runtime}' ) > /tmp/kept",
-    "awk 'NR==FNR{{k[$1]=1;next}} /^Inst /&&$3~/^\\[/&&k[$2]{{print $2, $3, $4}}' /tmp/kept /tmp/plan > /tmp/replaced",
+    "awk 'NR==FNR{{k[$1]=1;next}} /^Inst /&&$3~/^\\[/&&k[$2]{{gsub(/[][()]/,\"\",$3); gsub(/[()]/,\"\",$4); "
+    "print $2\" \"$3\" -> \"$4}}' /tmp/kept /tmp/plan > /tmp/replaced",
     "if [ -s /tmp/replaced ]; then echo \"autoinstall: refused: Debian {suite}'s {name} {version} would replace what "
     "every program of the image relies on (Essential, required or C runtime packages): $(tr '\\n' ';' < /tmp/replaced)"
     " Use a toolchain built for the base suite (the host's, a registry's) instead.\" >&2; exit 3; fi",

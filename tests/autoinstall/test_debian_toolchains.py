@@ -247,3 +247,23 @@ def test_an_index_is_read_once_a_day_and_a_mirror_out_of_reach_once(tmp_path: Pa
     assert debian_toolchains.suite_index("testing", "http://mirror/debian") == first and len(asked) == 4
     assert debian_toolchains.suite_index("testing", "http://nowhere/debian") is None
     assert debian_toolchains.suite_index("testing", "http://nowhere/debian") is None and len(asked) == 5
+
+
+def test_the_layer_refuses_a_plan_that_replaces_the_c_runtime_and_says_what(tmp_path: Path) -> None:
+    import subprocess  # only this test runs the recipe's own shell (our text, on apt output written here)
+
+    [_, _, jdk26] = candidates("java", [_index("trixie"), _index("testing")], "trixie")[0]
+    lines = recipe(jdk26, "http://mirror/debian").replace("/tmp/", f"{tmp_path}/").split("; \\\n    ")
+    judge = "; ".join(line for line in lines if line.startswith(("awk 'NR==FNR", "if [ -s ")))
+    (tmp_path / "kept").write_text("dpkg\nlibc-bin\nlibc6\n")
+    (tmp_path / "plan").write_text(
+        "Inst libnss3 (2:3.110-1+deb13u5 Debian:13.8/stable [amd64])\n"
+        "Inst libc6 [2.41-12+deb13u5] (2.43-7 Debian:testing [amd64])\n"
+        "Inst openjdk-26-jdk-headless (26.0.2.1+1-1 Debian:testing [amd64])\n")
+    refused = subprocess.run(["sh", "-c", judge], capture_output=True, text=True, check=False)
+    assert refused.returncode == 3, refused
+    assert refused.stderr.startswith("autoinstall: refused: Debian testing's java 26.0.2.1 would replace")
+    assert "packages): libc6 2.41-12+deb13u5 -> 2.43-7; Use a toolchain built for the base suite" in refused.stderr
+    (tmp_path / "plan").write_text("Inst libnss3 (2:3.110-1+deb13u5 Debian:13.8/stable [amd64])\n"
+                                   "Inst openjdk-26-jdk-headless (26.0.2.1+1-1 Debian:testing [amd64])\n")
+    assert subprocess.run(["sh", "-c", judge], capture_output=True, check=False).returncode == 0
