@@ -95,7 +95,7 @@ def _install_and_record(spec: EnvSpec, model: object, src: Path, out: Path, opti
     if result.plan is not None:
         spec.plan, spec.test_command = result.plan, result.plan.test_command
     spec.base_image = ecosystem.base_image(factory, result.python)
-    spec.toolchains = toolchains.records(ecosystem, result.python, result.env, src)
+    spec.toolchains = toolchains.records(ecosystem, result.python, result.env, src, spec.base_image)
     spec.failure = result.failure
     try:
         if result.snapshot is not None and result.failure is None:

@@ -26,7 +26,8 @@ from string import Template
 from pydantic import BaseModel
 
 from envs import docker as engine
-from envs import host_toolchains, pyenv_python
+from envs import debian_layer, host_toolchains, pyenv_python
+from envs.debian_toolchains import is_debian_key
 from envs.base import LABEL
 from envs.docker import trust
 from envs.errors import ImageBuildError
@@ -35,6 +36,7 @@ from envs.hostfacts import (
     MIRROR_ENV,
     SUITES,
     buildable_pythons,
+    debian_suite,
     builds_dir,
     describe_builds,
     host_mirror,
@@ -156,7 +158,8 @@ def ensure_base_image(
         mirror: Debian mirror for debootstrap (default: $AUTOINSTALL_DEBIAN_MIRROR or the host apt's).
         registry: try `python:X.Y-slim` first (default: unless $AUTOINSTALL_REGISTRY is "off").
         packages: extra Debian packages an ecosystem needs in the image (e.g. `golang-go`).
-        toolchains: host toolchains layered on top, in order ("rust-1.95.0": envs/host_toolchains.py).
+        toolchains: toolchains layered on top, in order: the host's ("rust-1.95.0": envs/host_toolchains.py) or a
+            Debian suite's ("go-1.26.10@testing": envs/debian_layer.py).
 
     Returns:
         The image tag, `autoinstall-base:pyX.Y-<recipe hash>` (`pyX.Y-<packages>-<hash>` with packages; each
@@ -181,7 +184,7 @@ def ensure_base_image(
     if not rebuild:
         for tag, _, _ in recipes:
             if engine.image_labels(tag) is not None:
-                return _layered(tag, toolchains, say)
+                return _layered(tag, toolchains, say, python, mirror)
     for tag, source, variables in recipes:
         if source.startswith("python:"):
             if engine.image_labels(source) is None:
@@ -202,7 +205,7 @@ def ensure_base_image(
         with _lock(tag):
             if rebuild or engine.image_labels(tag) is None:
                 _build(tag, python, source, variables, _ca_bundle(ca_bundle), say, packages)
-        return _layered(tag, toolchains, say)
+        return _layered(tag, toolchains, say, python, mirror)
     debian = sorted(SUITES, key=version_key)
     builds = {v: p for v, p in host_versions().items() if v not in SUITES}
     msg = (
@@ -217,11 +220,16 @@ def ensure_base_image(
     raise ImageBuildError(msg)
 
 
-def _layered(tag: str, toolchains: tuple[str, ...], say: Log) -> str:
-    """`tag` with each host toolchain's layer on top (each built once per recipe)."""
+def _layered(tag: str, toolchains: tuple[str, ...], say: Log, python: str, mirror: str) -> str:
+    """`tag` with each toolchain's layer on top, the host's or a Debian suite's ("go-1.26.10@testing"), each built
+    once per recipe."""
     for key in toolchains:
         with _lock(f"toolchain-{key}-{tag}"):
-            tag = host_toolchains.ensure_toolchain_layer(tag, key, say)
+            if is_debian_key(key):
+                tag = debian_layer.ensure_debian_layer(tag, key, say, base_suite=debian_suite(python) or "trixie",
+                                                       mirror=mirror)
+            else:
+                tag = host_toolchains.ensure_toolchain_layer(tag, key, say)
     return tag
 
 

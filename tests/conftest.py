@@ -41,6 +41,13 @@ DOCKER_FIXTURES = ("docker_engine", "base_image", "builds")
 """Fixtures that need the engine: a test using one (directly or through its fixtures) is marked `docker`."""
 
 
+@pytest.fixture(autouse=True)
+def _no_debian_suites_unless_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Debian's suites are not looked in unless a test asks (it sets AUTOINSTALL_DEBIAN_SUITES itself): choices
+    stay what the test sets up, and no test reads a mirror's index it did not mean to."""
+    monkeypatch.setenv("AUTOINSTALL_DEBIAN_SUITES", "off")
+
+
 def _need_docker(reason: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"CI is set but Docker is unavailable: {reason}", pytrace=False)

@@ -25,8 +25,10 @@ def render_dockerfile(*, base_image: str, steps: list[Step], env: dict[str, str]
 
     `pin_env`: the variables through which the ecosystem's installers read the constraints file.
     `toolchains`: named in a comment, where they come from (the host's are in the base image; a registry's are
-    fetched by the steps under the recorded variables).
+    fetched by the steps under the recorded variables). A Debian suite's are installed again by their recipe on
+    the image under their layer, when no host toolchain lies on top of it (envs/debian_layer.py).
     """
+    base_image, layers = _replayed_layers(base_image, toolchains or [])
     pins = " ".join(f"{k}={CONSTRAINTS}" for k in pin_env)
     env_lines = "".join(f"# Toolchain: {t.name} {t.version} from the {t.origin}: {t.source}"
                         f"{f' (in the base image at {t.home})' if t.home else ''}\n" for t in toolchains or [])
@@ -34,8 +36,19 @@ def render_dockerfile(*, base_image: str, steps: list[Step], env: dict[str, str]
                   f"ENV {pins}\n" if pins else "")
     env_lines += "".join(f"ENV {k}={_json_str(v)}\n" for k, v in sorted(env.items()))
     runs = "\n".join(f"RUN [\"bash\", \"-c\", {_json_str(s.command)}]" for s in steps)
-    return TEMPLATE.substitute(base_image=base_image, env=env_lines, steps=runs, name=name,
+    return TEMPLATE.substitute(base_image=base_image, toolchain_layers=layers, env=env_lines, steps=runs, name=name,
                                commit=commit or "unknown", source=source.replace('"', "'"))
+
+
+def _replayed_layers(base_image: str, toolchains: list[ToolchainRecord]) -> tuple[str, str]:
+    """(the image the replay starts from, the Debian toolchains' recipes that follow it): the image under the
+    first Debian layer and every recipe, when every layered toolchain is Debian's and recorded with its recipe;
+    else `base_image` as it is (it carries them)."""
+    layered = [t for t in toolchains if t.origin in ("host", "debian")]
+    if not layered or any(t.origin != "debian" or not t.recipe or not t.base for t in layered):
+        return base_image, ""
+    return layered[0].base, "".join(f"# Debian {t.suite}'s {t.name} {t.version}: the layer under the steps\n"
+                                    f"{t.recipe}\n" for t in layered)
 
 
 def write_build_context(dest: Path, *, repo: Path, dockerfile: str, constraints: str,

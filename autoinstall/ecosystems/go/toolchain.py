@@ -1,7 +1,8 @@
 """Which Go a build uses: Debian's, a newer Go tree of this host copied into the image (a; from go.mod's `go`
-line before the build, or from `go.mod requires go >= 1.25` during it), else the exact release the module asks
-for from the Go module proxy (b; GOTOOLCHAIN=goX.Y.Z, the `golang.org/toolchain` module, fetched by the go
-command inside the sandbox and recorded with the env). autoinstall/ecosystems/toolchains.py holds the token."""
+line before the build, or from `go.mod requires go >= 1.25` during it), else a newer suite's golang-1.NN-go
+(b; testing, unstable), else the exact release the module asks for from the Go module proxy (c;
+GOTOOLCHAIN=goX.Y.Z, the `golang.org/toolchain` module, fetched by the go command inside the sandbox and
+recorded with the env). autoinstall/ecosystems/toolchains.py holds the token and the order."""
 from __future__ import annotations
 
 import platform
@@ -11,7 +12,7 @@ from autoinstall.ecosystems import toolchains
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.go.survey import GoFacts, survey
 from autoinstall.ecosystems.repofiles import is_file
-from envs.host_toolchains import host_toolchains
+from envs.host_toolchains import HostToolchain
 from envs.spec import Repair
 from envs.toolchain_record import ToolchainRecord
 
@@ -30,27 +31,32 @@ def planned(facts: GoFacts, python: str, image_go: str) -> tuple[str, list[str]]
     need = facts.go_version
     if not need or not toolchains.newer(need, image_go):
         return python, []
-    pick = toolchains.choose(host_toolchains("go"), need, image_go)
+    pick, refused = toolchains.source_for("go", need, image_go, python)
     where = f"{facts.go_evidence.file}:{facts.go_evidence.line}" if facts.go_evidence else "go.mod"
     if pick is None or toolchains.newer(need, pick.version):
         fetched = facts.toolchain or f"go{need}"
-        return python, [f"{where} asks for go {need}, newer than the image's Go {image_go}: the go command fetches "
-                        f"{fetched} from the Go module proxy (GOTOOLCHAIN=auto, else the GOTOOLCHAIN repair)"]
+        return python, [*refused, f"{where} asks for go {need}, newer than the image's Go {image_go}: the go "
+                        f"command fetches {fetched} from the Go module proxy (GOTOOLCHAIN=auto, else the "
+                        "GOTOOLCHAIN repair)"]
+    if isinstance(pick, HostToolchain):
+        return toolchains.with_host(python, pick), [
+            f"{where} asks for go {need}, newer than the image's Go {image_go}: the host's Go {pick.version} "
+            f"({pick.prefix}) is copied into the image"]
     return toolchains.with_host(python, pick), [
-        f"{where} asks for go {need}, newer than the image's Go {image_go}: the host's Go {pick.version} "
-        f"({pick.prefix}) is copied into the image"]
+        *refused, f"{where} asks for go {need}, newer than the image's Go {image_go}: {toolchains.origin(pick)}"]
 
 
 def host_go_repair(ctx: RepairContext) -> Repair | None:
-    """`go.mod requires go >= X` beyond the Go in use: the host's Go that meets it, once; None when none does
-    (then GOTOOLCHAIN, from the module proxy)."""
+    """`go.mod requires go >= X` beyond the Go in use: the host's Go that meets it, else a Debian suite's, once;
+    None when none does (then GOTOOLCHAIN, from the module proxy)."""
     need = ctx.diagnosis.subject.removeprefix("go")
     now = go_of(ctx.python)
-    pick = toolchains.choose(host_toolchains("go"), need, now)
+    pick, _ = toolchains.source_for("go", need, now, ctx.python)
     if pick is None or toolchains.newer(need, pick.version):
         return None
-    return toolchains.switch(ctx.python, ctx.tried, pick, f"the module needs go {need}, the image has {now} -> the "
-                             f"host's Go {pick.version} from {pick.prefix}, copied into the image")
+    how = (f"the host's Go {pick.version} from {pick.prefix}, copied into the image"
+           if isinstance(pick, HostToolchain) else toolchains.origin(pick))
+    return toolchains.switch(ctx.python, ctx.tried, pick, f"the module needs go {need}, the image has {now} -> {how}")
 
 
 def registry_toolchains(env: dict[str, str], token: str, repo: Path) -> list[ToolchainRecord]:

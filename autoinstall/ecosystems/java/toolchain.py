@@ -1,9 +1,10 @@
-"""Which JDK a Maven build uses: Debian trixie's 21, or a newer JDK of this host copied into the image as
-JAVA_HOME (autoinstall/ecosystems/toolchains.py holds the token, envs/host_jdks.py finds them), chosen from the
+"""Which JDK a Maven build uses: Debian trixie's 21, a newer JDK of this host copied into the image as JAVA_HOME
+(envs/host_jdks.py finds them), else Debian's openjdk-N-jdk-headless (trixie's own 25, testing's and unstable's
+newer ones) as JAVA_HOME (autoinstall/ecosystems/toolchains.py holds the token and the order), chosen from the
 root pom (maven.compiler.release/source/target and the like, the compiler plugin's <release>, the enforcer's
 requireJavaVersion) before the build, or from javac's or the JVM's own error (`release version 25 not
-supported`, `invalid target release: 25`, class files too new) during it. When this host has none new enough,
-the build stops with the release it needs and where a JDK can come from."""
+supported`, `invalid target release: 25`, class files too new) during it. When neither has one new enough, the
+build stops with the release it needs and where a JDK can come from."""
 from __future__ import annotations
 
 from autoinstall.ecosystems import toolchains
@@ -11,13 +12,15 @@ from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.java.diagnosis import OWN_JAVAC
 from autoinstall.ecosystems.java.survey import JavaFacts, least_java
 from envs import host_jdks
+from envs.debian_toolchains import SUITES_ENV, DebianToolchain
 from envs.host_toolchains import HostToolchain, host_toolchains
 from envs.spec import Repair
 
 IMAGE_JDK = "21"
-"""Debian trixie's JDK (openjdk-21, the only one trixie has): what a release the project asks for has to fit."""
+"""Debian trixie's default JDK (openjdk-21; a point release added openjdk-25, which the Debian source serves):
+what a release the project asks for has to fit."""
 SOURCES = ("a vendor's build such as Eclipse Temurin's, Azul Zulu's or Amazon Corretto's (a .deb or a tarball), "
-           "or Debian's openjdk-N-jdk from testing or unstable")
+           "or a newer Debian suite's openjdk-N-jdk-headless (name the suite in AUTOINSTALL_DEBIAN_SUITES)")
 """Where a newer JDK can come from, for the message that asks for one."""
 
 TOOLCHAINS_XML = (
@@ -51,19 +54,25 @@ def wanted(facts: JavaFacts) -> tuple[str, str] | None:
     return max(asks, key=lambda a: int(a[0])) if asks else None
 
 
-def _pick(need: str, now: str) -> HostToolchain | None:
-    """The oldest host JDK release that meets `need` (newer than `now`); None when none does: an older javac
-    cannot compile for a newer release, so nothing less will do."""
-    pick = toolchains.choose(host_toolchains("java"), need, now)
-    return None if pick is None or toolchains.newer(need, pick.version) else pick
+def _pick(need: str, now: str, python: str) -> tuple[HostToolchain | DebianToolchain | None, list[str]]:
+    """The oldest host JDK release that meets `need` (newer than `now`), else Debian's; None when none does: an
+    older javac cannot compile for a newer release, so nothing less will do."""
+    pick, refused = toolchains.source_for("java", need, now, python)
+    return (None if pick is None or toolchains.newer(need, pick.version) else pick), refused
+
+
+def _how(pick: HostToolchain | DebianToolchain) -> str:
+    if isinstance(pick, DebianToolchain):
+        return f"{toolchains.origin(pick)} as JAVA_HOME"
+    return f"the host's JDK {pick.version} from {pick.prefix}, copied into the image as JAVA_HOME"
 
 
 def unavailable(need: str, who: str) -> str:
     """Why a build that needs Java `need` cannot have it here, and what to do about it."""
     have = ", ".join(t.version for t in host_toolchains("java")) or "none"
-    return (f"{who} needs Java {need}, newer than the image's JDK {IMAGE_JDK} (Debian trixie's), and this host has "
-            f"no JDK {need} or newer (its JDKs: {have}; looked for in {host_jdks.WHERE}): install one there, "
-            f"{SOURCES}, and build again")
+    return (f"{who} needs Java {need}, newer than the image's JDK {IMAGE_JDK} (Debian trixie's), and neither this "
+            f"host (its JDKs: {have}; looked for in {host_jdks.WHERE}) nor Debian's suites ({SUITES_ENV}) have a JDK "
+            f"{need} or newer: install one on the host, {SOURCES}, and build again")
 
 
 def planned(facts: JavaFacts, python: str) -> tuple[str, list[str]]:
@@ -71,9 +80,12 @@ def planned(facts: JavaFacts, python: str) -> tuple[str, list[str]]:
     asked = wanted(facts)
     if asked is None or not toolchains.newer(asked[0], IMAGE_JDK):
         return python, []
-    pick = _pick(asked[0], IMAGE_JDK)
+    pick, refused = _pick(asked[0], IMAGE_JDK, python)
     if pick is None:
-        return python, [f"{unavailable(asked[0], asked[1])}; the build is expected to fail"]
+        return python, [*refused, f"{unavailable(asked[0], asked[1])}; the build is expected to fail"]
+    if isinstance(pick, DebianToolchain):
+        return toolchains.with_host(python, pick), [
+            *refused, f"{asked[1]} asks for Java {asked[0]}, newer than the image's JDK {IMAGE_JDK}: {_how(pick)}"]
     return toolchains.with_host(python, pick), [
         f"{asked[1]} asks for Java {asked[0]}, newer than the image's JDK {IMAGE_JDK}: the host's JDK "
         f"{pick.version} ({pick.prefix}) is copied into the image as JAVA_HOME"]
@@ -90,8 +102,8 @@ def toolchain_repair(ctx: RepairContext) -> Repair | None:
     now = jdk_of(ctx.python)
     if not toolchains.newer(need, now):
         return None
-    pick = _pick(need, now)
+    pick, _ = _pick(need, now, ctx.python)
     if pick is None:
         return Repair(kind="give_up", reason=f"{ctx.diagnosis.describe()}: {unavailable(need, 'the build')}")
     return toolchains.switch(ctx.python, ctx.tried, pick, f"{ctx.diagnosis.describe()}; the image has JDK {now} -> "
-                             f"the host's JDK {pick.version} from {pick.prefix}, copied into the image as JAVA_HOME")
+                             f"{_how(pick)}")

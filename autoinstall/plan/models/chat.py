@@ -35,7 +35,7 @@ REPAIR_PROMPT = (
     "insert_before (a command to run before retrying), replace (a new command for the failing one), set_env, "
     "switch_python (one of available_pythons: an interpreter X.Y, or X.Y+NAME-VERSION, the same image with this "
     "machine's toolchain NAME-VERSION copied in and first on PATH, e.g. a newer JDK, rustc or Go than the "
-    "image's), stub_distribution (a dependency that cannot be installed "
+    "image's, or X.Y+NAME-VERSION@SUITE, the same with Debian SUITE's packages of it installed), stub_distribution (a dependency that cannot be installed "
     "at all), deselect (tests that cannot pass here, e.g. they need a service), or give_up. {environment} "
     + DEBIAN)
 
