@@ -36,16 +36,6 @@ def cargo_test_command(command: str, deselected: list[Deselection]) -> str:
     return f"{command} 2>&1"
 
 
-def select_command(command: str, select_file: str, folder: str) -> str:
-    """`command` running only the tests the ids in `select_file` name (`<binary>-<kind>::<name>`, one a line),
-    each by its exact name in every test binary (libtest knows no binary: a name two binaries share runs in
-    both, so the run may report more than the ids, never fewer). Names may hold spaces (doc tests): they reach
-    libtest as one argument each. `folder` is unused: no plug-in."""
-    names = f"mapfile -t autoinstall_ids < <(sed 's/^[^:]*:://' {shlex.quote(select_file)} | sort -u); "
-    filters = '--exact "${autoinstall_ids[@]}"'
-    return names + (f"{command} {filters}" if " -- " in f"{command} " else f"{command} -- {filters}")
-
-
 def parse_libtest(output: str) -> list[TestResult]:
     """Per-test results from `cargo test`'s output (stdout and stderr merged, in order), failure messages from
     the `---- name stdout ----` sections; targets that did not compile become errors."""

@@ -3,14 +3,13 @@ counts, and Cargo's cache env. Fast: no Docker, no cargo; the outputs are captur
 cargo 1.85."""
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from envs.base import ExecResult
 from envs.docker.container import DockerSandboxConfig, container_env
 from envs.fake import FakeSandbox
 from envs.spec import Deselection
-from envs.testrun import abilities, collect_count, run_tests
+from envs.testrun import collect_count, run_tests
 from envs.testrun.cargo_runner import cargo_test_command, parse_libtest
 
 DATA = Path(__file__).parent / "data"
@@ -96,23 +95,3 @@ def test_cargo_registry_cache_is_under_cache_in_both_modes(tmp_path: Path) -> No
         env = container_env(DockerSandboxConfig(cache_dir=tmp_path, cache_mode=mode, ca_bundle=None))
         assert env["CARGO_HOME"] == "/cache/cargo"
     assert "CARGO_HOME" not in container_env(DockerSandboxConfig(ca_bundle=None))
-
-
-def test_a_selection_passes_each_name_exactly_as_one_argument(tmp_path: Path) -> None:
-    """The selecting command as bash runs it (a `cargo` that prints its arguments): every selected name, a doc
-    test's spaces kept, after the double dash with --exact; a command's own `--` arguments kept; the
-    deselections' skips still follow."""
-    ids = tmp_path / "select.txt"
-    ids.write_text("rust_crate-lib::tests::adds\nrust_crate-doc::src/lib.rs - add (line 5)\n"
-                   "integration-test::adds\n")
-    select = abilities("cargo").select
-    assert select is not None
-    show = "cargo() { printf '%s\\n' \"$@\"; }; "
-    command = cargo_test_command(select.command("cargo test --offline", str(ids), "/unused"),
-                                 [Deselection(test="x-lib::slow", reason="network")])
-    shown = subprocess.run(["bash", "-c", show + command], capture_output=True, text=True, check=True)
-    assert shown.stdout.splitlines() == ["test", "--offline", "--", "--exact", "adds", "src/lib.rs - add (line 5)",
-                                         "tests::adds", "--skip", "slow", "--exact"]
-    command = select.command("cargo test -- --test-threads=1", str(ids), "/unused")
-    shown = subprocess.run(["bash", "-c", show + command], capture_output=True, text=True, check=True)
-    assert shown.stdout.splitlines()[:4] == ["test", "--", "--test-threads=1", "--exact"]
