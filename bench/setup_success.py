@@ -134,6 +134,8 @@ def main() -> None:
     parser.add_argument("--old", action="store_true", help="the dev repos pinned at old commits (OLD_REPOS)")
     parser.add_argument("--language", choices=[*LANGUAGE_REPOS, "all"],
                         help="the dev repos of one language (or all), at their listed commits")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="write each environment (spec.json, logs/) to DIR/<repo> and keep it")
     args = parser.parse_args()
     chosen = (OLD_REPOS if args.old else LANGUAGE_REPOS[args.language] if args.language in LANGUAGE_REPOS
               else {k: v for repos in LANGUAGE_REPOS.values() for k, v in repos.items()} if args.language
@@ -150,7 +152,8 @@ def main() -> None:
                 rows.append({**missing_row(repo, name, language_of.get(repo, "python")), "class": CLASS_OF.get(name)})
                 print(f"{name:32} missing   (fetch it: counted as a failure)", flush=True)
                 continue
-            tool = run_tool(repo, Path(tmp) / f"env{i}", not args.no_rebuild_check, commit=commits.get(repo))
+            out = args.keep / name if args.keep else Path(tmp) / f"env{i}"
+            tool = run_tool(repo, out, not args.no_rebuild_check, commit=commits.get(repo))
             shared = (run_tool(repo, Path(tmp) / f"shared{i}", not args.no_rebuild_check, shared_cache=True)
                       if args.compare_shared_cache else {})
             naive = {} if args.no_naive else run_naive(repo, Path(tmp) / f"n{i}", commits.get(repo))
