@@ -53,6 +53,21 @@ LANGUAGE_REPOS = {
     "java": {"square+javapoet": "b9017a9503b7", "FasterXML+jackson-core": "b367da1c30a2"},
 }
 """The dev set of ../shared/dev-repos.md by language, each at its listed commit (None: the mirror's HEAD)."""
+CLASS_REPOS = {
+    "go": {"golang+sync": ("ec11c4a93de2", "toolchain: go directive 1.25.0, newer than Debian's Go 1.24"),
+           "stretchr+testify": ("12f8b5612e12", "nested suites: tests that run suites print --- FAIL lines")},
+    "rust": {"sharkdp+fd": ("ee20f426ddf3", "toolchain: rust-version 1.90, edition 2024, Cargo.lock"),
+             "dtolnay+anyhow": ("1dbe1862aae6", "toolchain: no Cargo.lock, dev-dependency graph needs newer rustc")},
+    "node": {"sindresorhus+ky": ("3419113b48e0", "toolchain: engines node >=22, newer than Debian's Node 20"),
+             "isaacs+node-glob": ("e80cb38ae60d", "install scripts: esbuild's postinstall, a prepare build, tap's graph")},
+    "java": {"google+gson": ("9835b6f90192", "multi-module Maven: the proto module's plugin downloads protoc"),
+             "jline+jline3": ("47566b51b563", "toolchain: the enforcer requires JDK 22 to build (Debian has 21)")},
+}
+"""Dev repositories added for issue #23, each at a commit, each for the class of failure it exercises."""
+for _language, _repos in CLASS_REPOS.items():
+    LANGUAGE_REPOS[_language].update({name: commit for name, (commit, _) in _repos.items()})
+CLASS_OF = {name: why.split(":")[0] for repos in CLASS_REPOS.values() for name, (_, why) in repos.items()}
+"""The class a repository exercises, shown in its bench row (None for the older dev set)."""
 NAIVE = "pip install -q -e '.[test]' || pip install -q -e .; pip install -q pytest; python -m pytest -q -p no:cacheprovider"
 
 
@@ -119,6 +134,8 @@ def main() -> None:
     parser.add_argument("--old", action="store_true", help="the dev repos pinned at old commits (OLD_REPOS)")
     parser.add_argument("--language", choices=[*LANGUAGE_REPOS, "all"],
                         help="the dev repos of one language (or all), at their listed commits")
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="write each environment (spec.json, logs/) to DIR/<repo> and keep it")
     args = parser.parse_args()
     chosen = (OLD_REPOS if args.old else LANGUAGE_REPOS[args.language] if args.language in LANGUAGE_REPOS
               else {k: v for repos in LANGUAGE_REPOS.values() for k, v in repos.items()} if args.language
@@ -132,15 +149,16 @@ def main() -> None:
         for i, repo in enumerate(repos):
             name = repo.split("/")[-2] if repo.endswith("/repo") else repo
             if "://" not in repo and not Path(repo).exists():
-                rows.append(missing_row(repo, name, language_of.get(repo, "python")))
+                rows.append({**missing_row(repo, name, language_of.get(repo, "python")), "class": CLASS_OF.get(name)})
                 print(f"{name:32} missing   (fetch it: counted as a failure)", flush=True)
                 continue
-            tool = run_tool(repo, Path(tmp) / f"env{i}", not args.no_rebuild_check, commit=commits.get(repo))
+            out = args.keep / name if args.keep else Path(tmp) / f"env{i}"
+            tool = run_tool(repo, out, not args.no_rebuild_check, commit=commits.get(repo))
             shared = (run_tool(repo, Path(tmp) / f"shared{i}", not args.no_rebuild_check, shared_cache=True)
                       if args.compare_shared_cache else {})
             naive = {} if args.no_naive else run_naive(repo, Path(tmp) / f"n{i}", commits.get(repo))
             row = {"repo": name, **tool, "naive": naive, "shared_cache_wall_s": shared.get("wall_s"),
-                   "language": language_of.get(repo, "python")}
+                   "language": language_of.get(repo, "python"), "class": CLASS_OF.get(name)}
             rows.append(row)
             print(f"{row['repo']:28} {tool['status']:8} {tool['failure_class'] or '':16} "
                   f"suite={tool['collected']} sel={tool['selected']} desel={tool['deselected']} "
@@ -155,7 +173,7 @@ def main() -> None:
 
 ROW_KEYS = ("repo", "status", "failure_class", "collected", "selected", "deselected", "deselections", "passed",
             "failed", "errors", "skipped", "flaky", "stubs", "threshold", "max_deselected", "wall_s",
-            "shared_cache_wall_s", "dependencies", "language")
+            "shared_cache_wall_s", "dependencies", "language", "class")
 
 
 def summarize(rows: list[dict], *, naive: bool) -> dict:

@@ -6,6 +6,7 @@ import signal
 import time
 
 from autoinstall.ecosystems.services import started_like
+from autoinstall.verify.renamed import renamed_note, renamed_subtests
 from envs.base import Sandbox
 from envs.spec import (
     DEFAULT_MAX_DESELECTED,
@@ -97,6 +98,7 @@ def combine(runs: list[TestRun]) -> dict[str, int]:
     """Per-test outcome over all runs: passed only when it passed in every run; differing ones are flaky.
 
     Runners without per-test results are read from their summary lines: passed is the fewest any run had.
+    Subtests named differently in each run are counted through their parent (autoinstall/verify/renamed.py).
     """
     counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0, "flaky": 0}
     if not runs:
@@ -108,9 +110,11 @@ def combine(runs: list[TestRun]) -> dict[str, int]:
         counts["failed"] += last.counts.get("passed", 0) - counts["passed"]
         return counts
     seen: dict[str, list[str]] = {}
+    renamed = renamed_subtests(runs)
     for run in runs:
         for r in run.results:
-            seen.setdefault(r.test_id, []).append(r.outcome)
+            if r.test_id not in renamed:
+                seen.setdefault(r.test_id, []).append(r.outcome)
     for outcomes in seen.values():
         if len(set(outcomes)) > 1:
             counts["flaky"] += 1
@@ -177,7 +181,9 @@ def _judge_runs(runs: list[TestRun], last: TestRun, threshold: float, collection
     if rate < threshold:
         return False, f"pass rate {rate:.2f} below threshold {threshold:.2f}"
     ran = sum(counts[k] for k in ("passed", "failed", "error", "flaky"))
-    return True, f"{counts['passed']}/{ran} tests passed" + (" in every run" if len(runs) > 1 else "")
+    note = renamed_note(renamed_subtests(runs))
+    return True, (f"{counts['passed']}/{ran} tests passed" + (" in every run" if len(runs) > 1 else "")
+                  + (f" ({note})" if note else ""))
 
 
 def flaky_tests(runs: list[TestRun]) -> list[str]:

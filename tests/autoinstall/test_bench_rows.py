@@ -52,3 +52,15 @@ def test_missing_repositories_fail_and_a_verified_row_over_its_cap_is_named() ->
     missing = summary["per_repo"][-1]
     assert (missing["status"], missing["collected"], missing["passed"]) == ("missing", None, 0)
     assert summary["by_language"]["go"] == {"repos": 1, "verified": 0, "partial": 1, "median_wall_s": 30.0}
+
+
+def test_the_class_repositories_are_pinned_in_their_language_and_their_rows_name_the_class() -> None:
+    b = bench()
+    for language, repos in b.CLASS_REPOS.items():
+        for name, (commit, why) in repos.items():
+            assert b.LANGUAGE_REPOS[language][name] == commit and len(commit) == 12
+            assert b.CLASS_OF[name] == why.split(":")[0] != ""
+    assert b.CLASS_OF.get("google+uuid") is None  # the older dev set carries no class
+    summary = b.summarize([{**b.tool_row(built("verified", 98)), "repo": "golang+sync", "wall_s": 5.0, "naive": {},
+                            "language": "go", "class": b.CLASS_OF["golang+sync"]}], naive=False)
+    assert summary["per_repo"][0]["class"] == "toolchain"

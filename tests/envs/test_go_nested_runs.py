@@ -121,3 +121,19 @@ def test_a_product_init_faking_a_run_of_the_failing_test_earns_nothing() -> None
     assert ("m/p", "error") in [(r.test_id, r.outcome) for r in results]
     verdict = judge("gotest", events, "", 1, False, ["m/p::TestFix", "m/p::TestOther"])
     assert verdict.reward == 0.0 and verdict.tests["m/p::TestFix"] == "ambiguous"
+
+
+def test_a_test_that_started_and_whose_end_never_came_passes_when_its_package_passed() -> None:
+    """Two verification runs of stretchr/testify disagreed: parallel tests ending together had their ends read
+    as a nested run's in one run only, and were dropped there. Go's ok says every test that ran passed."""
+    lost_end = _stream(("run", "TestA"), ("pause", "TestA"), ("cont", "TestA"), ("run", "TestA/x"),
+                       ("pass", "TestA/x"), ("pass", None))
+    results, notes = gotest.parse_run(lost_end)
+    assert [(r.test_id, r.outcome) for r in results] == [("m/p::TestA", "passed"), ("m/p::TestA/x", "passed")]
+    assert notes == ["1 failed result(s) overridden by the runner's own verdict (package ok, or a parent test "
+                     "whose own end passed; a real failure fails both): m/p::TestA"]
+    failed_package = lost_end.replace('"Action": "pass", "Package": "m/p"}', '"Action": "fail", "Package": "m/p"}')
+    assert ("m/p::TestA", "error") in [(r.test_id, r.outcome) for r in gotest.parse(failed_package)]
+    report = _stream(("run", "TestReport"), ("fail", "TestReport"), ("run", "TestA"), ("pass", "TestA"),
+                     ("pass", None))  # TestMain's own suite, before any test: ended failing, still dropped
+    assert [r.test_id for r in gotest.parse(report)] == ["m/p::TestA"]

@@ -8,7 +8,10 @@ them out of the results, and each use is counted in a note:
     another top-level test is running, and whatever it reports until it ends, is output of the running test;
   * the runner's verdict: a failed test in a package `go test` reported ok, or under a parent test whose own
     end event passed, is not a failure Go could have had (a failure fails its parent and its package): the
-    test's last non-failing end of its own stands, or, without one, the result is dropped.
+    test's last non-failing end of its own stands; a test whose start was its own (a `run` event no nested
+    run printed) and that has no end of its own, in a package `go test` reported ok, passed, as that
+    verdict says (its end was read as a nested run's); the result of anything else (a report with no
+    start of its own, or TestMain's own suite, whose names ended failing) is dropped.
 """
 from __future__ import annotations
 
@@ -111,6 +114,7 @@ def parse_run(output: str) -> tuple:
     build_logs: dict = {}
     verdicts: dict = {}
     nesting: dict = {}
+    started: set = set()
     for event in events(output):
         action, package, test = event.get("Action"), event.get("Package"), event.get("Test")
         if action == "build-output":
@@ -120,6 +124,8 @@ def parse_run(output: str) -> tuple:
             test_id = f"{package}::{outer or test}"
             if outer is None:
                 results.setdefault(test_id, None)
+                if action == "run":
+                    started.add(test_id)
             if action == "output":
                 logs.setdefault(test_id, []).append(event.get("Output", ""))
             elif action in _OUTCOMES and outer is None:
@@ -132,7 +138,7 @@ def parse_run(output: str) -> tuple:
         elif package and action in ("pass", "fail", "skip"):
             verdicts[package] = (action, event.get("FailedBuild", ""))
     out = [r or Result(t, "error", 0.0, _message(logs.get(t, []))) for t, r in results.items()]  # never ended
-    out, overridden = _runner_wins(out, ends, {p: v for p, (v, _) in verdicts.items()})
+    out, overridden = _runner_wins(out, ends, {p: v for p, (v, _) in verdicts.items()}, started)
     for package, (verdict, build) in verdicts.items():
         if verdict == "fail" and not any(r.test_id.startswith(package + "::") and r.outcome in _FAILING
                                          for r in out):
@@ -141,9 +147,10 @@ def parse_run(output: str) -> tuple:
     return out, _notes(nesting, overridden)
 
 
-def _runner_wins(results: list, ends: dict, verdicts: dict) -> tuple:
+def _runner_wins(results: list, ends: dict, verdicts: dict, started: set) -> tuple:
     """Results with every failure the package's verdict or a parent's own end contradicts replaced by the
-    test's last non-failing end, or dropped; and the ids overridden."""
+    test's last non-failing end, else passed when the test started on its own and never ended in a package Go
+    passed, else dropped; and the ids overridden."""
     outcome = {r.test_id: r.outcome for r in results}
     kept, overridden = [], []
     for r in results:
@@ -159,6 +166,8 @@ def _runner_wins(results: list, ends: dict, verdicts: dict) -> tuple:
         own = [e for e in ends.get(r.test_id, []) if e.outcome not in _FAILING]
         if own:
             kept.append(own[-1])
+        elif r.test_id in started and not ends.get(r.test_id) and verdicts.get(package) == "pass":
+            kept.append(Result(r.test_id, "passed", r.duration_s, ""))
     return kept, overridden
 
 
