@@ -30,9 +30,10 @@ UNAVAILABLE_HERE = re.compile(
     NETWORK_OFF.pattern + "|" + UNRESOLVED.pattern + "|"
     r"Unknown ?host|Name or service not known|Could not (?:download|get content|fetch)|"
     r"Connection (?:refused|timed out)|connect timed out|SocketTimeoutException|"
-    r"Cannot run program \"[^\"]+\"", re.I)
+    r"Cannot run program \"[^\"]+\"|Unable to load the mojo", re.I)
 """What no repair fixes here: a host that cannot be reached, an artifact no reachable repository serves, a
-program the plugin runs that is not installed."""
+program the plugin runs that is not installed, a plugin this Maven cannot load (its components need another
+Maven than the image's: google/gson's protobuf-maven-plugin 5.1.7 on Debian's Maven)."""
 _EXCLUDED = re.compile(r"(?:^|\s)-pl\s+(\S+)")
 
 
