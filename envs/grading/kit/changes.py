@@ -176,10 +176,10 @@ def content_problem(rel: str, before: bytes, after: bytes, policy: Policy) -> st
     """Why the grader refuses `after` as the new text of product file `rel` whose start text is `before`, else
     None: a token an added line holds (as written or squeezed), or added code that reaches where product code
     may not, or compares blindly. Task making asks the same of a gold patch (autoinstall/tasks/grading.py)."""
-    token = _reaches(before, after, policy.reach)
+    old, new = before.decode("utf-8", "replace"), after.decode("utf-8", "replace")
+    token = _reaches(old, new, policy.reach)
     if token:
         return f"an added line reaches into the test runner or the grading ({token!r})"
-    old, new = before.decode("utf-8", "replace"), after.decode("utf-8", "replace")
     if rel.endswith(".py") and "python" in policy.code_checks:
         why = python_reach.new_reach(old, new, policy.reach)
         if why:
@@ -220,14 +220,13 @@ def _shadows(rel: str, ours: dict, policy: Policy) -> str | None:
     return None
 
 
-def _reaches(before: bytes, after: bytes, tokens: tuple) -> str | None:
+def _reaches(start: str, after: str, tokens: tuple) -> str | None:
     """The first token an added line holds that the start did not, as written or once squeezed (spelling.py:
     `System . exit`, `process\n.exit`, `"org.ju" + "nit"` spell their token too)."""
     if not tokens:
         return None
-    start = before.decode("utf-8", "replace")
     old = set(start.splitlines())
-    text = "\n".join(ln for ln in after.decode("utf-8", "replace").splitlines() if ln not in old)
+    text = "\n".join(ln for ln in after.splitlines() if ln not in old)
     tight, tight_start = spelling.squeezed(text), spelling.squeezed(start)
     for token in tokens:
         if token in text and token not in start:

@@ -105,8 +105,8 @@ def _why(node: ast.AST, tokens: tuple, aliases: dict, is_called: bool) -> str | 
         return f"hands {node.id} around" if node.id in NAMED_ACCESS and not is_called else None
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)):
         return _blind_comparison(node)
-    if isinstance(node, ast.Call) and _named_access(node):
-        return _named_access(node)
+    if isinstance(node, ast.Call) and (why := _named_access(node)):
+        return why
     texts = _spelled(node)
     hit = next((t for t in tokens for text in texts if t in text), None)
     return f"a string spells {hit!r}" if hit else None
