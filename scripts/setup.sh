@@ -4,6 +4,49 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
+
+# The clients the export checks run (Harbor, swebench, verl with PyTorch: gigabytes of downloads) install in
+# the background while the engine and the base image are made; their messages come at the end.
+install_tools() {
+  if ! command -v harbor >/dev/null 2>&1 && [ ! -x "$HOME/.local/bin/harbor" ]; then
+    py312=$(ls -d /root/.pyenv/versions/3.12*/bin/python 2>/dev/null | head -n 1 || true)
+    if [ -n "$py312" ]; then
+      echo "setup: installing Harbor (uv tool, Python ${py312%/bin/python})"
+      uv tool install -q --python "$py312" harbor==0.25.0
+    else
+      echo "setup: no Python >= 3.12 found for Harbor; the harbor export checks will fail under CI" >&2
+    fi
+  fi
+
+  # For the task export checks (tests/envs/test_task_clients.py): swebench 5.x, and verl with PyTorch (PyPI's
+  # wheels) plus what envs/verl_tool.py imports (not pyproject's packaging pin, which downgrades verl's
+  # tensordict), each in a cached tool venv outside the project's own.
+  tools="$HOME/.cache/autoinstall/tools"
+  tool_py=$(ls -d /root/.pyenv/versions/3.12*/bin/python 2>/dev/null | head -n 1 || true)
+  tool_py=${tool_py:-3.12}
+  if [ ! -f "$tools/swebench/.ready" ]; then
+    echo "setup: installing swebench 5.x into $tools/swebench"
+    uv venv -q --clear --python "$tool_py" "$tools/swebench"
+    uv pip install -q --python "$tools/swebench/bin/python" 'swebench>=5,<6' && touch "$tools/swebench/.ready"
+  fi
+  if [ ! -f "$tools/verl/.ready" ]; then
+    echo "setup: installing verl (and PyTorch, a large download) into $tools/verl"
+    uv venv -q --clear --python "$tool_py" "$tools/verl"
+    uv pip install -q --python "$tools/verl/bin/python" verl cachetools uvicorn fastapi docker gitpython typer rich \
+      pyyaml 'tree-sitter>=0.23' tree-sitter-python tree-sitter-javascript tree-sitter-typescript tree-sitter-go \
+      tree-sitter-rust tree-sitter-java && touch "$tools/verl/.ready"
+  fi
+  "$tools/verl/bin/python" -c "import tree_sitter_java" 2>/dev/null ||
+    uv pip install -q --python "$tools/verl/bin/python" tree-sitter-java  # a venv made before Java's grammar joined
+  for tool in swebench verl; do
+    [ -f "$tools/$tool/.ready" ] || { echo "setup: $tool did not install into $tools/$tool" >&2; return 1; }
+  done
+}
+tools_log=$(mktemp /tmp/autoinstall-setup-tools.XXXXXX)
+install_tools >"$tools_log" 2>&1 &
+tools_pid=$!
+
 need_apt=()
 command -v dockerd >/dev/null 2>&1 || need_apt+=(docker.io)
 command -v debootstrap >/dev/null 2>&1 || need_apt+=(debootstrap)
@@ -27,7 +70,6 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { echo "setup: the Docker engine did not answer within 60 s; see /var/log/autoinstall-dockerd.log" >&2; exit 1; }
 fi
 
-command -v uv >/dev/null 2>&1 || python3 -m pip install -q uv
 uv sync -q
 uv run autoinstall base build
 
@@ -47,33 +89,11 @@ if ! docker compose version >/dev/null 2>&1; then
   install -D -m755 "$t/x/usr/libexec/docker/cli-plugins/docker-buildx" /usr/local/lib/docker/cli-plugins/docker-buildx
   rm -rf "$t"
 fi
-if ! command -v harbor >/dev/null 2>&1 && [ ! -x "$HOME/.local/bin/harbor" ]; then
-  py312=$(ls -d /root/.pyenv/versions/3.12*/bin/python 2>/dev/null | head -n 1 || true)
-  if [ -n "$py312" ]; then
-    echo "setup: installing Harbor (uv tool, Python ${py312%/bin/python})"
-    uv tool install -q --python "$py312" harbor==0.25.0
-  else
-    echo "setup: no Python >= 3.12 found for Harbor; the harbor export checks will fail under CI" >&2
-  fi
-fi
 
-# For the task export checks (tests/envs/test_task_clients.py): swebench 5.x, and verl with PyTorch (PyPI's
-# wheels) plus what envs/verl_tool.py imports (not pyproject's packaging pin, which downgrades verl's
-# tensordict), each in a cached tool venv outside the project's own.
-tools="$HOME/.cache/autoinstall/tools"
-tool_py=$(ls -d /root/.pyenv/versions/3.12*/bin/python 2>/dev/null | head -n 1 || true)
-tool_py=${tool_py:-3.12}
-if [ ! -f "$tools/swebench/.ready" ]; then
-  echo "setup: installing swebench 5.x into $tools/swebench"
-  uv venv -q --clear --python "$tool_py" "$tools/swebench"
-  uv pip install -q --python "$tools/swebench/bin/python" 'swebench>=5,<6' && touch "$tools/swebench/.ready"
+if ! wait "$tools_pid"; then
+  cat "$tools_log" >&2
+  echo "setup: installing Harbor, swebench or verl failed (above); run scripts/setup.sh again once the cause is fixed" >&2
+  exit 1
 fi
-if [ ! -f "$tools/verl/.ready" ]; then
-  echo "setup: installing verl (and PyTorch, a large download) into $tools/verl"
-  uv venv -q --clear --python "$tool_py" "$tools/verl"
-  uv pip install -q --python "$tools/verl/bin/python" verl cachetools uvicorn fastapi docker gitpython typer rich \
-    pyyaml 'tree-sitter>=0.23' tree-sitter-python tree-sitter-javascript tree-sitter-typescript tree-sitter-go \
-    tree-sitter-rust tree-sitter-java && touch "$tools/verl/.ready"
-fi
-"$tools/verl/bin/python" -c "import tree_sitter_java" 2>/dev/null ||
-  uv pip install -q --python "$tools/verl/bin/python" tree-sitter-java  # a venv made before Java's grammar joined
+cat "$tools_log"
+rm -f "$tools_log"
