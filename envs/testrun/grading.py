@@ -3,7 +3,7 @@ flags included), the report format the kit parses and where the reports are. Bui
 made (Node reads the package's scripts through the sandbox); run by envs/grading/kit/ in the task image.
 
     runner      command                                            parser    reports
-    pytest      + `-p` selection and timeout plug-ins, JUnit XML   junit     @REPORT_DIR@/junit.xml
+    pytest      + `-p` guard, selection, timeout plug-ins, JUnit   junit     @REPORT_DIR@/junit.xml
     go          `go test -json` (+ -skip for deselections)         gotest    (its output)
     cargo       `cargo test` with --skip, stderr merged            libtest   (its output)
     maven       Surefire's excludes file, old reports cleared, -fae surefire  **/target/surefire-reports/TEST-*.xml
@@ -34,11 +34,12 @@ class NotGradable(ValueError):
 
 def grade_pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
             per_test_s: float) -> GradingRun:
-    plugins = f"-p {pytest_runner.SELECT_PLUGIN} -p {pytest_runner.PLUGIN}"
+    plugins = f"-p {pytest_runner.GUARD_PLUGIN} -p {pytest_runner.SELECT_PLUGIN} -p {pytest_runner.PLUGIN}"
     args = pytest_runner.pytest_args(deselected, f"{REPORT_DIR}/junit.xml", REPORT_DIR)
-    run = (f'export PYTHONPATH={RUN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" AUTOINSTALL_SELECT={RUN_DIR}/selected.txt; '
-           f"{command} {plugins} {args}")
-    files = {f"{RUN_DIR}/{pytest_runner.SELECT_PLUGIN}.py": pytest_runner.SELECT_PLUGIN_SOURCE,
+    run = (f'export PYTHONPATH={RUN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" AUTOINSTALL_SELECT={RUN_DIR}/selected.txt '
+           f"AUTOINSTALL_REPORT_DIR={REPORT_DIR}; {command} {plugins} {args}")
+    files = {f"{RUN_DIR}/{pytest_runner.GUARD_PLUGIN}.py": pytest_runner.GUARD_PLUGIN_SOURCE,
+             f"{RUN_DIR}/{pytest_runner.SELECT_PLUGIN}.py": pytest_runner.SELECT_PLUGIN_SOURCE,
              f"{RUN_DIR}/{pytest_runner.PLUGIN}.py": pytest_runner.PLUGIN_SOURCE.decode(),
              f"{RUN_DIR}/selected.txt": "".join(t + "\n" for t in selected)}
     return GradingRun(command=run, parser="junit", reports=[f"{REPORT_DIR}/junit.xml"], files=files,
