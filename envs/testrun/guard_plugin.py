@@ -1,5 +1,7 @@
-"""The grader's guard inside a graded pytest run (`-p autoinstall_guard`, the first plug-in named, so it is
-loaded before any conftest or test module imports the agent's code). Stdlib only; run by the test user.
+"""The grader's guard inside a graded Python run: started by the run's sitecustomize (guard_sitecustomize.py)
+in every Python process of the run, and named first to pytest (`-p autoinstall_guard`) where start-up files
+are skipped, so it is in place before any conftest or test module imports the agent's code. Stdlib only; run
+by the test user.
 
 What the text screen (envs/grading/kit/python_reach.py) refuses by spelling, the guard refuses by deed:
 - the process is made non-dumpable, so no other process of the test user (one the agent's code started) can
@@ -93,7 +95,7 @@ def _hook(event, args):
         return
     _state.busy = True
     try:
-        why = _why(event, args, sys._getframe(1))
+        why = _why(event, args, sys._getframe(0).f_back)  # the code that raised it (none at start-up)
     finally:
         _state.busy = False
     if why:

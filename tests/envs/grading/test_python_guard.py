@@ -1,6 +1,6 @@
-"""The grader's guard in a graded pytest run (envs/testrun/guard_plugin.py), run for real: pytest in a
-subprocess with the guard named first, over a tiny project whose product file is either the agent's (listed in
-taken.txt) or the start's. (That another user's process cannot open a non-dumpable process's memory is the
+"""The grader's guard in a graded Python run (envs/testrun/guard_plugin.py), run for real: pytest (or
+unittest) in a subprocess with the guard's folder first on PYTHONPATH, over a tiny project whose product file
+is either the agent's (listed in taken.txt) or the start's. (That another user's process cannot open a non-dumpable process's memory is the
 kernel's rule; what is tested here is that the run is made non-dumpable.)"""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 
 from envs.grading.kit.verdict import GUARD_MARK, judge
 from envs.testrun import guard_plugin, pytest_runner
+from envs.testrun.grading import guard_files
 
 TEST = '''import os, subprocess, sys
 from calc import core
@@ -33,8 +34,10 @@ PRODUCT = {
 }
 
 
-def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST) -> subprocess.CompletedProcess:
-    """pytest over calc/core.py = `product`, with the guard (and taken.txt naming core.py if `taken`)."""
+def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST,
+                runner: tuple[str, ...] = (), later_path: Path | None = None) -> subprocess.CompletedProcess:
+    """pytest (or `runner`) over calc/core.py = `product`, with the guard and its sitecustomize in the run's
+    folder (and taken.txt naming core.py if `taken`)."""
     work, run, reports = tmp_path / "work", tmp_path / "run", tmp_path / "reports"
     (work / "calc").mkdir(parents=True)
     (work / "tests").mkdir()
@@ -43,12 +46,15 @@ def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST) 
     (work / "calc" / "__init__.py").write_text("")
     (work / "calc" / "core.py").write_text(product)
     (work / "tests" / "test_core.py").write_text(test)
-    (run / f"{pytest_runner.GUARD_PLUGIN}.py").write_text(pytest_runner.GUARD_PLUGIN_SOURCE)
+    for name, text in guard_files().items():
+        (run / Path(name).name).write_text(text)
     (run / "taken.txt").write_text(f"{work / 'calc' / 'core.py'}\n" if taken else "")
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": f"{run}:{work}", "AUTOINSTALL_REPORT_DIR": str(reports),
+    path = f"{run}:{work}" + (f":{later_path}" if later_path else "")
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": path, "AUTOINSTALL_REPORT_DIR": str(reports),
            "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(tmp_path)}
     command = [sys.executable, "-m", "pytest", "-q", "-p", pytest_runner.GUARD_PLUGIN, "-p", "no:cacheprovider",
                f"--junitxml={reports / 'junit.xml'}", "tests"]
+    command = [sys.executable, *runner] if runner else command
     return subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
@@ -98,3 +104,34 @@ def test_the_guard_and_the_verdict_agree_on_the_mark() -> None:
 
 def test_imported_as_a_module_of_envs_the_guard_installs_nothing() -> None:
     assert guard_plugin.__name__ != "autoinstall_guard"  # install() runs only under the plug-in's own name
+
+
+UNITTEST = """import unittest
+from calc import core
+
+
+class T(unittest.TestCase):
+    def test_core(self):
+        self.assertEqual(core.value(), 1)
+"""
+
+
+def test_a_unittest_run_is_guarded_through_sitecustomize(tmp_path: Path) -> None:
+    ran = guarded_run(tmp_path, PRODUCT["frames"], taken=True, test=UNITTEST,
+                      runner=("-m", "unittest", "discover", "-v", "-s", "tests"))
+    assert GUARD_MARK in ran.stdout + ran.stderr, ran.stderr[-3000:]
+
+
+def test_the_sitecustomize_it_shadows_still_runs(tmp_path: Path) -> None:
+    """The environment's own sitecustomize (here one on the path after the run's folder) runs as before."""
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import os\nos.environ['OWN_SITE'] = 'ran'\n")
+    test = TEST + """
+
+def test_own_site():
+    assert os.environ.get("OWN_SITE") == "ran"
+"""
+    ran = guarded_run(tmp_path, "def value():\n    return 1\n", taken=True, test=test, later_path=own)
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    assert "2 passed" in ran.stdout
