@@ -4,13 +4,16 @@ are skipped, so it is in place before any conftest or test module imports the ag
 by the test user.
 
 What the text screen (envs/grading/kit/python_reach.py) refuses by spelling, the guard refuses by deed:
-- the process is made non-dumpable, so no other process of the test user (one the agent's code started) can
-  read or write its memory (/proc/PID/mem) or trace it;
+- the runner's process (pytest's, or the run's first Python process) is made non-dumpable, so no other
+  process of the test user (one the agent's code started) can read or write its memory or trace it;
 - an audit hook refuses, when the code that asks is in a file the grader took from the agent (taken.txt,
   beside this file): frames, the garbage collector's object lists, tracing hooks, ctypes, code made or run
   from data, a function's code replaced or read, and writing where the run's reports go; and refuses to
   anyone opening a process's memory file.
 A refusal raises in the asking code and prints MARK on the run's stderr, which grades the run 0 (verdict.py).
+
+PYTEST_DONT_REWRITE: imported before pytest names it, the guard must not make pytest warn (a project whose
+warnings are errors would fail every graded run).
 """
 import os
 import re
@@ -102,25 +105,37 @@ def _hook(event, args):
         _refuse(why)
 
 
-def _not_dumpable():
+FIRST = "AUTOINSTALL_GUARD_FIRST"
+"""Set by the run's first guarded process: the runner, made non-dumpable (its children are not: a test may read
+what its own subprocesses use)."""
+
+
+def not_dumpable():
     """PR_SET_DUMPABLE 0: /proc/PID/mem and ptrace need CAP_SYS_PTRACE, which the test user has not."""
     try:
-        import ctypes  # the guard's own use, before its hook exists
+        import ctypes  # the guard's own use (its dlopen is not the agent's)
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(4, 0, 0, 0, 0) == 0
+        if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0:
+            return
     except (OSError, AttributeError, ImportError):
-        return False
+        pass
+    sys.stderr.write("autoinstall-guard: the test process could not be made non-dumpable\n")
 
 
 def install():
-    """Make this process non-dumpable and add the hook (an audit hook cannot be taken back)."""
-    if not _not_dumpable():
-        sys.stderr.write("autoinstall-guard: the test process could not be made non-dumpable\n")
+    """Add the hook (an audit hook cannot be taken back); the run's first Python process is made non-dumpable."""
+    if FIRST not in os.environ:
+        os.environ[FIRST] = str(os.getpid())
+        not_dumpable()
     if hasattr(sys, "addaudithook"):  # Python 3.8 and later
         sys.addaudithook(_hook)
     else:
         sys.stderr.write("autoinstall-guard: this Python has no audit hooks; only the text screen applies\n")
+
+
+def pytest_configure(config):
+    """pytest's own process holds the results, however the run started it (tox, nox, a script)."""
+    not_dumpable()
 
 
 if __name__ == "autoinstall_guard":  # loaded by the grader's `-p`; imported as a module of envs, it does nothing

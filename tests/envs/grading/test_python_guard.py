@@ -35,7 +35,8 @@ PRODUCT = {
 
 
 def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST,
-                runner: tuple[str, ...] = (), later_path: Path | None = None) -> subprocess.CompletedProcess:
+                runner: tuple[str, ...] = (), later_path: Path | None = None,
+                pytest_args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """pytest (or `runner`) over calc/core.py = `product`, with the guard and its sitecustomize in the run's
     folder (and taken.txt naming core.py if `taken`)."""
     work, run, reports = tmp_path / "work", tmp_path / "run", tmp_path / "reports"
@@ -53,7 +54,7 @@ def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST,
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": path, "AUTOINSTALL_REPORT_DIR": str(reports),
            "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(tmp_path)}
     command = [sys.executable, "-m", "pytest", "-q", "-p", pytest_runner.GUARD_PLUGIN, "-p", "no:cacheprovider",
-               f"--junitxml={reports / 'junit.xml'}", "tests"]
+               f"--junitxml={reports / 'junit.xml'}", *pytest_args, "tests"]
     command = [sys.executable, *runner] if runner else command
     return subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
 
@@ -85,13 +86,26 @@ def test_a_fix_that_logs_and_imports_is_not_refused(tmp_path: Path) -> None:
     assert GUARD_MARK not in ran.stdout + ran.stderr
 
 
-def test_the_run_is_not_dumpable(tmp_path: Path) -> None:
-    """No other process of the test user (a child the agent's code starts) can open its memory or trace it."""
+def test_a_project_whose_warnings_are_errors_runs_as_without_the_guard(tmp_path: Path) -> None:
+    """The guard is imported before pytest names it (`-p`): pytest must not warn about it."""
+    ran = guarded_run(tmp_path, "def value():\n    return 1\n", taken=True, pytest_args=("-W", "error"))
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert "Warning" not in ran.stdout + ran.stderr
+
+
+def test_the_runner_is_not_dumpable_and_its_children_are(tmp_path: Path) -> None:
+    """No other process of the test user (a child the agent's code starts) can open the runner's memory or trace
+    it; a test may still read what its own subprocesses use."""
     test = TEST + """
+
+DUMPABLE = "import ctypes; print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))"  # PR_GET_DUMPABLE
+
 
 def test_not_dumpable():
     import ctypes
-    assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0  # PR_GET_DUMPABLE
+    assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0
+    child = subprocess.run([sys.executable, "-c", DUMPABLE], capture_output=True, text=True)
+    assert child.stdout.strip() == "1", child.stderr
 """
     ran = guarded_run(tmp_path, "def value():\n    return 1\n", taken=True, test=test)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
