@@ -3,12 +3,12 @@ flags included), the report format the kit parses and where the reports are. Bui
 made (Node reads the package's scripts through the sandbox); run by envs/grading/kit/ in the task image.
 
     runner      command                                            parser    reports
-    pytest      + `-p` selection and timeout plug-ins, JUnit XML   junit     @REPORT_DIR@/junit.xml
+    pytest      + `-p` guard, selection, timeout plug-ins, JUnit   junit     @REPORT_DIR@/junit.xml
     go          `go test -json` (+ -skip for deselections)         gotest    (its output)
     cargo       `cargo test` with --skip, stderr merged            libtest   (its output)
     maven       Surefire's excludes file, old reports cleared, -fae surefire  **/target/surefire-reports/TEST-*.xml
     node        the runner's own name filters, hidden files         node      (its output)
-    unittest    `-v` verbose lines                                  unittest  (its output)
+    unittest    `-v` verbose lines, the guard's sitecustomize        unittest  (its output)
 """
 from __future__ import annotations
 
@@ -32,13 +32,24 @@ class NotGradable(ValueError):
     """This runner's tests cannot be graded by id (it names no test)."""
 
 
+def guard_files() -> dict[str, str]:
+    """The guard of a graded Python run (envs/testrun/guard_plugin.py) in the run's folder, with the
+    sitecustomize that installs it in every Python process started with GUARD_PATH."""
+    return {f"{RUN_DIR}/{pytest_runner.GUARD_PLUGIN}.py": pytest_runner.GUARD_PLUGIN_SOURCE,
+            f"{RUN_DIR}/sitecustomize.py": pytest_runner.GUARD_SITE_SOURCE}
+
+
+GUARD_PATH = (f'export PYTHONPATH={RUN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" AUTOINSTALL_REPORT_DIR={REPORT_DIR}; ')
+"""The run's folder first on PYTHONPATH: its sitecustomize starts the guard before any of the agent's code."""
+
+
 def grade_pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
             per_test_s: float) -> GradingRun:
-    plugins = f"-p {pytest_runner.SELECT_PLUGIN} -p {pytest_runner.PLUGIN}"
+    plugins = f"-p {pytest_runner.GUARD_PLUGIN} -p {pytest_runner.SELECT_PLUGIN} -p {pytest_runner.PLUGIN}"
     args = pytest_runner.pytest_args(deselected, f"{REPORT_DIR}/junit.xml", REPORT_DIR)
-    run = (f'export PYTHONPATH={RUN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" AUTOINSTALL_SELECT={RUN_DIR}/selected.txt; '
-           f"{command} {plugins} {args}")
-    files = {f"{RUN_DIR}/{pytest_runner.SELECT_PLUGIN}.py": pytest_runner.SELECT_PLUGIN_SOURCE,
+    run = f"{GUARD_PATH}export AUTOINSTALL_SELECT={RUN_DIR}/selected.txt; {command} {plugins} {args}"
+    files = {**guard_files(),
+             f"{RUN_DIR}/{pytest_runner.SELECT_PLUGIN}.py": pytest_runner.SELECT_PLUGIN_SOURCE,
              f"{RUN_DIR}/{pytest_runner.PLUGIN}.py": pytest_runner.PLUGIN_SOURCE.decode(),
              f"{RUN_DIR}/selected.txt": "".join(t + "\n" for t in selected)}
     return GradingRun(command=run, parser="junit", reports=[f"{REPORT_DIR}/junit.xml"], files=files,
@@ -77,7 +88,8 @@ def grade_node(sandbox: Sandbox, command: str, deselected: list[Deselection], se
 
 def grade_unittest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
               per_test_s: float) -> GradingRun:
-    return GradingRun(command=unittest_runner.verbose_command(command), parser="unittest")
+    return GradingRun(command=GUARD_PATH + unittest_runner.verbose_command(command), parser="unittest",
+                      files=guard_files())
 
 
 def grading_run(runner: str, sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],

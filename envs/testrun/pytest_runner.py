@@ -19,6 +19,12 @@ PLUGIN_SOURCE = (Path(__file__).parent / "timeout_plugin.py").read_bytes()
 SELECT_PLUGIN = "autoinstall_reward_select"
 """The selection plugin's module name: it keeps only the tests named in $AUTOINSTALL_SELECT."""
 SELECT_PLUGIN_SOURCE = (Path(__file__).parent / "select_plugin.py").read_text()
+GUARD_PLUGIN = "autoinstall_guard"
+"""The grader's guard in a graded run (its source: guard_plugin.py): named first, so it loads before the
+agent's code can."""
+GUARD_PLUGIN_SOURCE = (Path(__file__).parent / "guard_plugin.py").read_text()
+GUARD_SITE_SOURCE = (Path(__file__).parent / "guard_sitecustomize.py").read_text()
+"""sitecustomize.py beside the guard: every Python process of a graded run starts guarded."""
 
 
 def cache_args(folder: str) -> list[str]:

@@ -25,6 +25,9 @@ from .run import REPORT_DIR, RUN_DIR
 
 FORMAT = "autoinstall-grading/1"
 SCRATCH = "/var/tmp/autoinstall-grade"
+TAKEN_FILE = "taken.txt"
+"""In the run's folder: the agent's files the grader took, one absolute path a line (the pytest guard reads it:
+envs/testrun/guard_plugin.py)."""
 OUTPUTS = ("reward.txt", "reward.json", "results.json", "test-output.txt", "grader.log")
 """What the grader writes to OUT (reward.json too: Harbor reads it before reward.txt, so none may be left)."""
 
@@ -76,11 +79,14 @@ def grade(policy: dict, agent: str, in_place: bool, trust_times: bool, out: str,
     for c in found:
         log.append(f"{'took' if c.accepted else 'dropped'} {c.kind} {c.path}" + (f": {c.reason}" if c.reason else ""))
     run_dir = _private_dir(os.path.join(SCRATCH, "run"), 0, 0, 0o755)
+    real_work = os.path.realpath(work)
     report_dir = _private_dir(os.path.join(SCRATCH, "report"), user.uid, user.gid, 0o700)
     for path, text in policy.get("files", {}).items():
         target = path.replace(RUN_DIR, run_dir)
         mend.ensure_dir("/", os.path.dirname(target), 0, 0)
         _write(target, text)
+    taken = {os.path.normpath(os.path.join(p, c.path)) for c in found if c.accepted for p in (work, real_work)}
+    _write(os.path.join(run_dir, TAKEN_FILE), "".join(f"{path}\n" for path in sorted(taken)))
     command = policy["command"].replace(REPORT_DIR, report_dir).replace(RUN_DIR, run_dir)
     env = {**os.environ, **policy.get("env", {}), "PYTHONDONTWRITEBYTECODE": "1"}
     for key in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "LD_PRELOAD", "BASH_ENV", "ENV"):

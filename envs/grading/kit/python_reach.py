@@ -23,7 +23,8 @@ from collections import Counter
 IMPORTS = frozenset({
     "gc", "inspect", "ctypes", "_ctypes", "importlib", "builtins", "__builtin__", "marshal", "pickle", "_pickle",
     "dill", "cloudpickle", "codecs", "pkgutil", "runpy", "zipimport", "imp", "atexit", "faulthandler", "trace",
-    "code", "codeop", "_thread", "site", "_pytest", "pytest", "pluggy", "unittest", "nose", "py",
+    "code", "codeop", "_thread", "site", "_pytest", "pytest", "pluggy", "unittest", "nose", "py", "pdb", "bdb",
+    "posix", "nt", "_posixsubprocess",
 })
 """Modules (by their first part) that added code may not import."""
 CALLS = frozenset({"__import__", "exec", "eval", "compile", "vars", "globals", "breakpoint", "execfile"})
@@ -31,6 +32,11 @@ CALLS = frozenset({"__import__", "exec", "eval", "compile", "vars", "globals", "
 NAMED_ACCESS = frozenset({"getattr", "setattr", "delattr", "hasattr", "attrgetter", "methodcaller"})
 """Calls whose string arguments name attributes: a constant name is checked as an attribute, a computed one
 refused, and the callable itself may not be handed around."""
+SLOT_ACCESS = frozenset({"__getattribute__", "__getattr__", "__setattr__", "__delattr__"})
+"""The methods behind getattr and its kin (`sys.__getattribute__("modules")`, `object.__getattribute__(o, n)`):
+held to the same rule, except on an object's own attributes (`self`, `cls`, `super()`)."""
+UNBOUND = frozenset({"object", "type"})
+"""Classes whose slot methods are called unbound: the object comes first, then the name."""
 ATTRIBUTES = frozenset({
     "modules", "__dict__", "__globals__", "__code__", "__closure__", "__builtins__", "__subclasses__",
     "__bases__", "__base__", "__mro__", "__loader__", "__spec__", "__self__", "__import__", "tb_frame",
@@ -38,10 +44,11 @@ ATTRIBUTES = frozenset({
     "cr_code", "ag_frame", "_getframe", "_current_frames", "settrace", "setprofile", "addaudithook",
     "meta_path", "path_hooks", "path_importer_cache", "_exit", "excepthook", "unraisablehook", "displayhook",
     "__stdout__", "__stderr__", "import_module", "resolve_name", "find_spec", "exec_module", "load_module",
+    "mro", "walk_stack", "walk_tb", "currentframe", "f_trace", "_getframemodulename", "_current_exceptions",
 })
 """Attribute names added code may not reach (`self.modules`, `cls.modules`: a class's own, excepted)."""
 MODULE_ATTRIBUTES = {
-    "sys": frozenset({"exit"}),
+    "sys": frozenset({"exit", "monitoring", "remote_exec", "call_tracing"}),
     "os": frozenset({"kill", "killpg", "abort", "fork", "forkpty", "system", "popen", "write", "dup2", "execv",
                      "execve", "execvp", "execvpe", "execl", "execle", "execlp", "execlpe", "spawnv", "spawnve"}),
 }
@@ -98,7 +105,7 @@ def _why(node: ast.AST, tokens: tuple, aliases: dict, is_called: bool) -> str | 
     if isinstance(node, ast.ImportFrom):
         return _import_from(node)
     if isinstance(node, ast.Attribute):
-        return _attribute(node, aliases)
+        return _attribute(node, aliases, is_called)
     if isinstance(node, ast.Name):
         if node.id in NAMES or node.id in CALLS:
             return f"names {node.id}"
@@ -167,10 +174,12 @@ def _import_from(node: ast.ImportFrom) -> str | None:
     return f"imports {bad[0]} from {module or '.'}" if bad else None
 
 
-def _attribute(node: ast.Attribute, aliases: dict) -> str | None:
+def _attribute(node: ast.Attribute, aliases: dict, is_called: bool) -> str | None:
     base = node.value.id if isinstance(node.value, ast.Name) else None
     if node.attr in ATTRIBUTES and base not in OWN:
         return f"reaches .{node.attr}"
+    if node.attr in SLOT_ACCESS | NAMED_ACCESS and not is_called and not _own(node.value):
+        return f"hands .{node.attr} around"
     module = aliases.get(base) if base else None
     if module and node.attr in MODULE_ATTRIBUTES[module]:
         return f"calls {module}.{node.attr}"
@@ -180,9 +189,14 @@ def _attribute(node: ast.Attribute, aliases: dict) -> str | None:
 def _named_access(node: ast.Call) -> str | None:
     name = node.func.id if isinstance(node.func, ast.Name) else \
         node.func.attr if isinstance(node.func, ast.Attribute) else ""
-    if name not in NAMED_ACCESS:
+    if name in SLOT_ACCESS and isinstance(node.func, ast.Attribute):
+        names = _slot_names(node.func.value, node.args)
+        if names is None:
+            return None
+    elif name in NAMED_ACCESS:
+        names = node.args[1:2] if name in ("getattr", "setattr", "delattr", "hasattr") else node.args[:1]
+    else:
         return None
-    names = node.args[1:2] if name in ("getattr", "setattr", "delattr", "hasattr") else node.args[:1]
     for arg in names:
         text = _folded(arg)
         if text is None:
@@ -191,6 +205,24 @@ def _named_access(node: ast.Call) -> str | None:
         if reached:
             return f"{name}() reaches .{reached}"
     return None
+
+
+def _slot_names(receiver: ast.AST, args: list) -> list | None:
+    """The name argument of a slot method's call (`o.__getattribute__(n)`, `object.__getattribute__(o, n)`), or
+    None when the object is the caller's own and the name computed (a proxy's `__getattr__` forwarding)."""
+    unbound = isinstance(receiver, ast.Name) and receiver.id in UNBOUND
+    target, names = (args[:1], args[1:2]) if unbound else ([receiver], args[:1])
+    own = all(_own(t) for t in target) if target else False
+    if own and all(_folded(a) is None for a in names):
+        return None
+    return names
+
+
+def _own(node: ast.AST) -> bool:
+    """`self`, `cls` or `super()`: the object's own attributes."""
+    if isinstance(node, ast.Name):
+        return node.id in OWN
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
 def _folded(node: ast.AST) -> str | None:

@@ -20,6 +20,9 @@ from .parsers import gotest, junit, libtest, node, summary, surefire, unittest
 from .parsers.results import count
 
 _REPEAT = re.compile(r" \[\d+\]$")
+GUARD_MARK = "autoinstall-guard: refused"
+"""What the pytest guard prints when it refuses the agent's code (envs/testrun/guard_plugin.py MARK): the run
+is graded 0, whatever its tests say."""
 
 
 @dataclass
@@ -101,6 +104,10 @@ def judge(parser: str, output: str, reports: str, exit_code: int, timed_out: boo
           exit_consistent: bool = True) -> Verdict:
     """The grade of one run over `selected`: 1.0 when every one passed and nothing contradicts the results."""
     results, problems = parse(parser, output, reports)
+    refused = next((line for line in output.splitlines() if GUARD_MARK in line), None)
+    if refused:
+        what = refused.split(GUARD_MARK, 1)[1].strip()
+        problems.append(f"the grader's guard refused what the agent's code did: {what}")
     if timed_out:
         problems.append("the test command ran out of time")
     failing = any(r.outcome in ("failed", "error") for r in results)

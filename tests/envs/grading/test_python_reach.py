@@ -46,6 +46,17 @@ REACHING = {
     "an always-unequal object": "class A:\n    def __ne__(self, other):\n        return False\n",
     "an always-equal lambda": "class A:\n    __eq__ = lambda self, other: True\n",
     "a comparison borrowed": "class A:\n    __eq__ = object.__ne__\n",
+    "sys.modules by the slot method": 'import sys\nm = sys.__getattribute__("modules")\n',
+    "sys.modules by the unbound slot": 'import sys\nm = object.__getattribute__(sys, "mod" + "ules")\n',
+    "a slot method with a computed name": "def get(o, n):\n    return o.__getattribute__(n)\n",
+    "a slot method handed around": "import sys\ng = sys.__getattribute__\n",
+    "attrgetter handed around": "import operator\ng = operator.attrgetter\n",
+    "a class's mro": "k = type(()).mro()[-1]\n",
+    "frames walked by traceback": "import traceback\nf = list(traceback.walk_stack(None))\n",
+    "logging's current frame": "import logging\nf = logging.currentframe()\n",
+    "posix behind os": "import posix\nposix.kill(posix.getpid(), 9)\n",
+    "a debugger": "import pdb\n",
+    "sys.monitoring": "import sys\nsys.monitoring.use_tool_id(3, 'x')\n",
 }
 TAKEN = {
     "the fix": START.replace("a + b", "a - b"),
@@ -56,6 +67,10 @@ TAKEN = {
                                                    "        return isinstance(other, A) and self.x == other.x\n",
     "a comparison left to the other side": START + "\n\nclass A:\n    def __eq__(self, other):\n"
                                                  "        return NotImplemented\n",
+    "an object's own attribute by the slot method": START + "\n\nclass A:\n    def __getattr__(self, name):\n"
+                                                          "        return object.__getattribute__(self, name.lower())\n",
+    "super()'s slot method": START + "\n\nclass A:\n    def __getattribute__(self, name):\n"
+                                    "        return super().__getattribute__(name)\n",
     "code moved and re-indented": "import os\n\n\nif True:\n    def sub(a, b):\n        return a + b\n",
 }
 

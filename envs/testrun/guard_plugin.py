@@ -1,0 +1,142 @@
+"""The grader's guard inside a graded Python run: started by the run's sitecustomize (guard_sitecustomize.py)
+in every Python process of the run, and named first to pytest (`-p autoinstall_guard`) where start-up files
+are skipped, so it is in place before any conftest or test module imports the agent's code. Stdlib only; run
+by the test user.
+
+What the text screen (envs/grading/kit/python_reach.py) refuses by spelling, the guard refuses by deed:
+- the runner's process (pytest's, or the run's first Python process) is made non-dumpable, so no other
+  process of the test user (one the agent's code started) can read or write its memory or trace it;
+- an audit hook refuses, when the code that asks is in a file the grader took from the agent (taken.txt,
+  beside this file): frames, the garbage collector's object lists, tracing hooks, ctypes, code made or run
+  from data, a function's code replaced or read, and writing where the run's reports go; and refuses to
+  anyone opening a process's memory file.
+A refusal raises in the asking code and prints MARK on the run's stderr, which grades the run 0 (verdict.py).
+
+PYTEST_DONT_REWRITE: imported before pytest names it, the guard must not make pytest warn (a project whose
+warnings are errors would fail every graded run).
+"""
+import os
+import re
+import sys
+import threading
+
+MARK = "autoinstall-guard: refused"
+HERE = os.path.dirname(os.path.abspath(__file__))
+START_DIR = os.getcwd()
+MEMORY = re.compile(r"^/proc/(self|thread-self|\d+)(/task/\d+)?/mem$")
+ASKED = frozenset({
+    "sys._getframe", "sys._current_frames", "sys._getframemodulename", "sys._current_exceptions",
+    "sys.settrace", "sys.setprofile", "sys.addaudithook", "gc.get_objects", "gc.get_referrers",
+    "gc.get_referents", "object.__getattr__", "object.__setattr__", "object.__delattr__", "function.__new__",
+    "code.__new__", "exec", "compile", "marshal.loads", "marshal.load",
+})
+"""Events refused when the code that raised them (the nearest Python frame) is the agent's."""
+WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _taken():
+    try:
+        with open(os.path.join(HERE, "taken.txt"), encoding="utf-8") as f:
+            return frozenset(line.rstrip("\n") for line in f if line.strip())
+    except OSError:
+        return frozenset()
+
+
+TAKEN = _taken()
+REPORTS = os.environ.get("AUTOINSTALL_REPORT_DIR", "")
+_state = threading.local()
+
+
+def _agents(filename):
+    path = filename if os.path.isabs(filename) else os.path.join(START_DIR, filename)
+    return os.path.normpath(path) in TAKEN
+
+
+def _asker_is_agents(frame):
+    return frame is not None and _agents(frame.f_code.co_filename)
+
+
+def _agent_on_stack(frame):
+    while frame is not None:
+        if _agents(frame.f_code.co_filename):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _writes(args):
+    mode, flags = args[1] if len(args) > 1 else "r", args[2] if len(args) > 2 else 0
+    if isinstance(mode, str):
+        return any(c in mode for c in "wax+")
+    return isinstance(flags, int) and bool(flags & WRITES)
+
+
+def _refuse(what):
+    text = f"{MARK} {what}\n"
+    try:
+        os.write(2, text.encode("utf-8", "replace"))
+    finally:
+        raise PermissionError(text.strip())
+
+
+def _why(event, args, frame):
+    if event == "open" and args and isinstance(args[0], (str, bytes)):
+        path = os.fsdecode(args[0])
+        if MEMORY.match(path):
+            return f"opening a process's memory ({path})"
+        inside = REPORTS and os.path.normpath(os.path.join(START_DIR, path)).startswith(REPORTS + os.sep)
+        if inside and _writes(args) and _agent_on_stack(frame):
+            return f"the agent's code writing the run's reports ({path})"
+        return None
+    if (event in ASKED or event.startswith("ctypes.")) and _asker_is_agents(frame):
+        return f"{event} from {frame.f_code.co_filename}:{frame.f_lineno}"
+    return None
+
+
+def _hook(event, args):
+    if not TAKEN or getattr(_state, "busy", False):
+        return
+    _state.busy = True
+    try:
+        why = _why(event, args, sys._getframe(0).f_back)  # the code that raised it (none at start-up)
+    finally:
+        _state.busy = False
+    if why:
+        _refuse(why)
+
+
+FIRST = "AUTOINSTALL_GUARD_FIRST"
+"""Set by the run's first guarded process: the runner, made non-dumpable (its children are not: a test may read
+what its own subprocesses use)."""
+
+
+def not_dumpable():
+    """PR_SET_DUMPABLE 0: /proc/PID/mem and ptrace need CAP_SYS_PTRACE, which the test user has not."""
+    try:
+        import ctypes  # the guard's own use (its dlopen is not the agent's)
+
+        if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0:
+            return
+    except (OSError, AttributeError, ImportError):
+        pass
+    sys.stderr.write("autoinstall-guard: the test process could not be made non-dumpable\n")
+
+
+def install():
+    """Add the hook (an audit hook cannot be taken back); the run's first Python process is made non-dumpable."""
+    if FIRST not in os.environ:
+        os.environ[FIRST] = str(os.getpid())
+        not_dumpable()
+    if hasattr(sys, "addaudithook"):  # Python 3.8 and later
+        sys.addaudithook(_hook)
+    else:
+        sys.stderr.write("autoinstall-guard: this Python has no audit hooks; only the text screen applies\n")
+
+
+def pytest_configure(config):
+    """pytest's own process holds the results, however the run started it (tox, nox, a script)."""
+    not_dumpable()
+
+
+if __name__ == "autoinstall_guard":  # loaded by the grader's `-p`; imported as a module of envs, it does nothing
+    install()

@@ -1,0 +1,151 @@
+"""The grader's guard in a graded Python run (envs/testrun/guard_plugin.py), run for real: pytest (or
+unittest) in a subprocess with the guard's folder first on PYTHONPATH, over a tiny project whose product file
+is either the agent's (listed in taken.txt) or the start's. (That another user's process cannot open a non-dumpable process's memory is the
+kernel's rule; what is tested here is that the run is made non-dumpable.)"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envs.grading.kit.verdict import GUARD_MARK, judge
+from envs.testrun import guard_plugin, pytest_runner
+from envs.testrun.grading import guard_files
+
+TEST = '''import os, subprocess, sys
+from calc import core
+
+
+def test_core():
+    assert core.value() == 1
+'''
+PRODUCT = {
+    "frames": "import sys\n\n\ndef value():\n    sys._getframe(1)\n    return 1\n",
+    "a process's memory": 'import os\n\n\ndef value():\n    open("/proc/" + str(os.getpid()) + "/mem", "rb")\n'
+                          "    return 1\n",
+    "code from data": 'def value():\n    return eval(compile("1", "x", "eval"))\n',
+    "a thread writing the reports": (
+        "import os, threading\n\n\ndef _write():\n    d = os.environ['AUTOINSTALL_REPORT_DIR']\n"
+        "    open(os.path.join(d, 'junit.xml'), 'w').write('<testsuites/>')\n\n\n"
+        "def value():\n    t = threading.Thread(target=_write)\n    t.start()\n    t.join()\n    return 1\n"),
+}
+
+
+def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST,
+                runner: tuple[str, ...] = (), later_path: Path | None = None,
+                pytest_args: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """pytest (or `runner`) over calc/core.py = `product`, with the guard and its sitecustomize in the run's
+    folder (and taken.txt naming core.py if `taken`)."""
+    work, run, reports = tmp_path / "work", tmp_path / "run", tmp_path / "reports"
+    (work / "calc").mkdir(parents=True)
+    (work / "tests").mkdir()
+    run.mkdir()
+    reports.mkdir()
+    (work / "calc" / "__init__.py").write_text("")
+    (work / "calc" / "core.py").write_text(product)
+    (work / "tests" / "test_core.py").write_text(test)
+    for name, text in guard_files().items():
+        (run / Path(name).name).write_text(text)
+    (run / "taken.txt").write_text(f"{work / 'calc' / 'core.py'}\n" if taken else "")
+    path = f"{run}:{work}" + (f":{later_path}" if later_path else "")
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": path, "AUTOINSTALL_REPORT_DIR": str(reports),
+           "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(tmp_path)}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", pytest_runner.GUARD_PLUGIN, "-p", "no:cacheprovider",
+               f"--junitxml={reports / 'junit.xml'}", *pytest_args, "tests"]
+    command = [sys.executable, *runner] if runner else command
+    return subprocess.run(command, cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False)
+
+
+
+@pytest.mark.parametrize("product", PRODUCT.values(), ids=PRODUCT.keys())
+def test_the_agents_code_is_refused_and_the_run_graded_0(tmp_path: Path, product: str) -> None:
+    ran = guarded_run(tmp_path, product, taken=True)
+    output = ran.stdout + ran.stderr
+    assert GUARD_MARK in output, output[-3000:]
+    verdict = judge("junit", output, "", ran.returncode, False, ["tests/test_core.py::test_core"])
+    assert verdict.reward == 0.0
+    assert any("guard refused" in p for p in verdict.problems), verdict.problems
+
+
+def test_the_same_code_in_the_start_state_runs_untouched(tmp_path: Path) -> None:
+    ran = guarded_run(tmp_path, PRODUCT["frames"], taken=False)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert GUARD_MARK not in ran.stdout + ran.stderr
+
+
+def test_a_fix_that_logs_and_imports_is_not_refused(tmp_path: Path) -> None:
+    """What honest fixes do runs: logging (which reads frames in the stdlib), imports, dataclasses, json."""
+    product = ("import dataclasses, json, logging\n\nlog = logging.getLogger(__name__)\n\n\n"
+               "@dataclasses.dataclass\nclass P:\n    x: int = 1\n\n\n"
+               "def value():\n    log.warning('computing')\n    return json.loads(json.dumps(P().x))\n")
+    ran = guarded_run(tmp_path, product, taken=True)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert GUARD_MARK not in ran.stdout + ran.stderr
+
+
+def test_a_project_whose_warnings_are_errors_runs_as_without_the_guard(tmp_path: Path) -> None:
+    """The guard is imported before pytest names it (`-p`): pytest must not warn about it."""
+    ran = guarded_run(tmp_path, "def value():\n    return 1\n", taken=True, pytest_args=("-W", "error"))
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert "Warning" not in ran.stdout + ran.stderr
+
+
+def test_the_runner_is_not_dumpable_and_its_children_are(tmp_path: Path) -> None:
+    """No other process of the test user (a child the agent's code starts) can open the runner's memory or trace
+    it; a test may still read what its own subprocesses use."""
+    test = TEST + """
+
+DUMPABLE = "import ctypes; print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))"  # PR_GET_DUMPABLE
+
+
+def test_not_dumpable():
+    import ctypes
+    assert ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) == 0
+    child = subprocess.run([sys.executable, "-c", DUMPABLE], capture_output=True, text=True)
+    assert child.stdout.strip() == "1", child.stderr
+"""
+    ran = guarded_run(tmp_path, "def value():\n    return 1\n", taken=True, test=test)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert "2 passed" in ran.stdout
+
+
+def test_the_guard_and_the_verdict_agree_on_the_mark() -> None:
+    assert guard_plugin.MARK == GUARD_MARK
+
+
+def test_imported_as_a_module_of_envs_the_guard_installs_nothing() -> None:
+    assert guard_plugin.__name__ != "autoinstall_guard"  # install() runs only under the plug-in's own name
+
+
+UNITTEST = """import unittest
+from calc import core
+
+
+class T(unittest.TestCase):
+    def test_core(self):
+        self.assertEqual(core.value(), 1)
+"""
+
+
+def test_a_unittest_run_is_guarded_through_sitecustomize(tmp_path: Path) -> None:
+    ran = guarded_run(tmp_path, PRODUCT["frames"], taken=True, test=UNITTEST,
+                      runner=("-m", "unittest", "discover", "-v", "-s", "tests"))
+    assert GUARD_MARK in ran.stdout + ran.stderr, ran.stderr[-3000:]
+
+
+def test_the_sitecustomize_it_shadows_still_runs(tmp_path: Path) -> None:
+    """The environment's own sitecustomize (here one on the path after the run's folder) runs as before."""
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import os\nos.environ['OWN_SITE'] = 'ran'\n")
+    test = TEST + """
+
+def test_own_site():
+    assert os.environ.get("OWN_SITE") == "ran"
+"""
+    ran = guarded_run(tmp_path, "def value():\n    return 1\n", taken=True, test=test, later_path=own)
+    assert ran.returncode == 0, ran.stdout[-2000:] + ran.stderr[-2000:]
+    assert "2 passed" in ran.stdout
