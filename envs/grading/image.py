@@ -61,7 +61,11 @@ def dockerfile(image: str, workdir: str, *, label: str = "", user: str = TEST_US
     return (f"{head}FROM {image}\nCOPY {PATCH} /tmp/{PATCH}\nCOPY grader {GRADER}\nRUN {steps}\n"
             f"WORKDIR {workdir}\n"
             # No .pyc of the agent's own test runs: a same-size edit within the same second would run stale code.
-            "ENV PYTHONDONTWRITEBYTECODE=1\n")
+            "ENV PYTHONDONTWRITEBYTECODE=1\n"
+            # Nothing in a task's container needs a graceful end (what is kept is taken before it stops), and the
+            # PID 1 the clients give it (Harbor's `sh -c "sleep infinity"`) ignores SIGTERM: `docker stop` would
+            # wait out its grace period, 10 s for each of a Harbor trial's two containers.
+            "STOPSIGNAL SIGKILL\n")
 
 
 def write_grader(dest: Path, grading: Grading) -> None:

@@ -21,3 +21,9 @@ def test_the_compiled_rule_is_part_of_the_image_tag() -> None:
     java = Grading(rules=JAVA_RULES, run=run, selected=["a.BTest#c"])
     bare = java.model_copy(update={"rules": JAVA_RULES.model_copy(update={"compiled": []})})
     assert image_tag("t", "env:1", "", java) != image_tag("t", "env:1", "", bare)
+
+
+def test_a_task_container_stops_at_once() -> None:
+    """Its PID 1 (Harbor's `sh -c "sleep infinity"`) ignores SIGTERM: without this, every `docker stop` of a
+    trial's containers waits out the 10 s grace period."""
+    assert "\nSTOPSIGNAL SIGKILL\n" in dockerfile("env:1", "/workspace")
