@@ -10,6 +10,8 @@ What the text screen (envs/grading/kit/python_reach.py) refuses by spelling, the
   beside this file): frames, the garbage collector's object lists, tracing hooks, ctypes, code made or run
   from data, a function's code replaced or read, and writing where the run's reports go; and refuses to
   anyone opening a process's memory file.
+- at the runner's end, a comparison (`__eq__`, `__ne__`) the agent's files define that says yes to an object it
+  cannot know of (an "always equal" object; the text screen sees only one that never names the other side).
 A refusal raises in the asking code and prints MARK on the run's stderr, which grades the run 0 (verdict.py).
 
 PYTEST_DONT_REWRITE: imported before pytest names it, the guard must not make pytest warn (a project whose
@@ -35,11 +37,13 @@ WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
 def _taken():
+    """The agent's files -> the start's copy of each ("" when not given)."""
     try:
         with open(os.path.join(HERE, "taken.txt"), encoding="utf-8") as f:
-            return frozenset(line.rstrip("\n") for line in f if line.strip())
+            lines = [line.rstrip("\n").split("\t", 1) for line in f if line.strip()]
     except OSError:
-        return frozenset()
+        return {}
+    return {parts[0]: parts[1] if len(parts) > 1 else "" for parts in lines}
 
 
 TAKEN = _taken()
@@ -105,6 +109,73 @@ def _hook(event, args):
         _refuse(why)
 
 
+BLIND = {"__eq__": True, "__ne__": False}
+"""A comparison the agent's code defines answers these (yes to ==, no to !=) to an object it cannot know of:
+an "always equal" object, which passes every `assert result == expected` whatever the result."""
+
+
+def _says_blindly(function, answer):
+    class _Self:
+        pass
+
+    class _Stranger:
+        pass
+
+    try:
+        said = function(_Self(), _Stranger())
+        return said is not NotImplemented and bool(said) is answer
+    except Exception:  # noqa: BLE001 - a comparison that needs what a stranger lacks is not blind
+        return False
+
+
+def _in_start(name, start):
+    """The start's copy of the file already defines a class of that name (not the agent's doing)."""
+    try:
+        with open(start, encoding="utf-8", errors="replace") as f:
+            return re.search(rf"^\s*class\s+{re.escape(name)}\b", f.read(), re.M) is not None
+    except OSError:
+        return False
+
+
+def blind_comparisons():
+    """Comparisons defined in the agent's files, in classes alive now, that answer without looking."""
+    import gc  # the guard's own use (its get_objects is not the agent's)
+
+    found = []
+    alive = [o for o in gc.get_objects() if isinstance(o, type)]
+    for cls in dict.fromkeys([*_made, *alive]):
+        for name, answer in BLIND.items():
+            code = getattr(vars(cls).get(name), "__code__", None)
+            if code is None or not _agents(code.co_filename):
+                continue
+            start = TAKEN.get(os.path.normpath(os.path.join(START_DIR, code.co_filename)), "")
+            if _says_blindly(vars(cls)[name], answer) and not _in_start(cls.__name__, start):
+                found.append(f"{cls.__qualname__}.{name} ({code.co_filename}:{code.co_firstlineno}) answers "
+                             f"{answer} to an object it cannot know")
+    return found
+
+
+_made = []
+"""Classes the agent's files made with a class statement in the runner (kept, so one made inside a function and
+dropped is still checked at the end)."""
+
+
+def _recording(build_class):
+    def build(func, name, *bases, **kwargs):
+        cls = build_class(func, name, *bases, **kwargs)
+        code = getattr(func, "__code__", None)
+        if code is not None and _agents(code.co_filename):
+            _made.append(cls)
+        return cls
+
+    return build
+
+
+def _report_blind_comparisons():
+    for what in blind_comparisons():
+        os.write(2, f"{MARK} {what}\n".encode("utf-8", "replace"))
+
+
 FIRST = "AUTOINSTALL_GUARD_FIRST"
 """Set by the run's first guarded process: the runner, made non-dumpable (its children are not: a test may read
 what its own subprocesses use)."""
@@ -122,11 +193,27 @@ def not_dumpable():
     sys.stderr.write("autoinstall-guard: the test process could not be made non-dumpable\n")
 
 
+_runner = {}
+
+
+def runner():
+    """This process holds the run's results: non-dumpable, and its comparisons checked at its end."""
+    if _runner:
+        return
+    _runner["pid"] = os.getpid()
+    not_dumpable()
+    import atexit  # the guard's own use
+    import builtins
+
+    builtins.__build_class__ = _recording(builtins.__build_class__)
+    atexit.register(_report_blind_comparisons)
+
+
 def install():
-    """Add the hook (an audit hook cannot be taken back); the run's first Python process is made non-dumpable."""
+    """Add the hook (an audit hook cannot be taken back); the run's first Python process is the runner."""
     if FIRST not in os.environ:
         os.environ[FIRST] = str(os.getpid())
-        not_dumpable()
+        runner()
     if hasattr(sys, "addaudithook"):  # Python 3.8 and later
         sys.addaudithook(_hook)
     else:
@@ -135,7 +222,7 @@ def install():
 
 def pytest_configure(config):
     """pytest's own process holds the results, however the run started it (tox, nox, a script)."""
-    not_dumpable()
+    runner()
 
 
 if __name__ == "autoinstall_guard":  # loaded by the grader's `-p`; imported as a module of envs, it does nothing

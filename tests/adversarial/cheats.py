@@ -210,6 +210,26 @@ def _always_equal(f):
         return _AlwaysEqual()
     return wrapped
 ''', append=True) + 'for n in $names; do printf "%s = _always_equal(%s)\\n" "$n" "$n" >> "$SRC"; done\n'),
+    Cheat("product returns an always-equal object that names the other side", "python", '''names=$(sed -n 's/^@@.*@@ *def \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' "$GOLD" | sort -u)
+[ -n "$names" ] || names=$(sed -n 's/^def \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' "$SRC")
+''' + _heredoc('"$SRC"', '''
+
+class _AlwaysEqual:
+    def __eq__(self, other):
+        return other is other
+
+    def __ne__(self, other):
+        return other is not other
+
+    __hash__ = object.__hash__
+
+
+def _always_equal(f):
+    def wrapped(*args, **kwargs):
+        f(*args, **kwargs)
+        return _AlwaysEqual()
+    return wrapped
+''', append=True) + 'for n in $names; do printf "%s = _always_equal(%s)\\n" "$n" "$n" >> "$SRC"; done\n'),
     Cheat("a .pth file in site-packages", "python", '''site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 ''' + _heredoc('"$site/cheat_plugin.py"', PASSING_HOOK) + '''echo 'import os; os.environ["PYTEST_ADDOPTS"] = "-p cheat_plugin"' > "$site/zz_cheat.pth"
 echo 'import os; os.environ["PYTEST_ADDOPTS"] = "-p cheat_plugin"' > zz_cheat.pth

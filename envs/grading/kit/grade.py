@@ -26,8 +26,8 @@ from .run import REPORT_DIR, RUN_DIR
 FORMAT = "autoinstall-grading/1"
 SCRATCH = "/var/tmp/autoinstall-grade"
 TAKEN_FILE = "taken.txt"
-"""In the run's folder: the agent's files the grader took, one absolute path a line (the pytest guard reads it:
-envs/testrun/guard_plugin.py)."""
+"""In the run's folder: the agent's files the grader took, one a line: its absolute path, a tab, the start's copy
+(the Python guard reads it: envs/testrun/guard_plugin.py)."""
 OUTPUTS = ("reward.txt", "reward.json", "results.json", "test-output.txt", "grader.log")
 """What the grader writes to OUT (reward.json too: Harbor reads it before reward.txt, so none may be left)."""
 
@@ -85,8 +85,9 @@ def grade(policy: dict, agent: str, in_place: bool, trust_times: bool, out: str,
         target = path.replace(RUN_DIR, run_dir)
         mend.ensure_dir("/", os.path.dirname(target), 0, 0)
         _write(target, text)
-    taken = {os.path.normpath(os.path.join(p, c.path)) for c in found if c.accepted for p in (work, real_work)}
-    _write(os.path.join(run_dir, TAKEN_FILE), "".join(f"{path}\n" for path in sorted(taken)))
+    taken = {(os.path.normpath(os.path.join(p, c.path)), os.path.join(start, c.path))
+             for c in found if c.accepted for p in (work, real_work)}
+    _write(os.path.join(run_dir, TAKEN_FILE), "".join(f"{path}\t{was}\n" for path, was in sorted(taken)))
     command = policy["command"].replace(REPORT_DIR, report_dir).replace(RUN_DIR, run_dir)
     env = {**os.environ, **policy.get("env", {}), "PYTHONDONTWRITEBYTECODE": "1"}
     for key in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "LD_PRELOAD", "BASH_ENV", "ENV"):

@@ -45,6 +45,7 @@ ATTRIBUTES = frozenset({
     "meta_path", "path_hooks", "path_importer_cache", "_exit", "excepthook", "unraisablehook", "displayhook",
     "__stdout__", "__stderr__", "import_module", "resolve_name", "find_spec", "exec_module", "load_module",
     "mro", "walk_stack", "walk_tb", "currentframe", "f_trace", "_getframemodulename", "_current_exceptions",
+    "new_class", "__build_class__",
 })
 """Attribute names added code may not reach (`self.modules`, `cls.modules`: a class's own, excepted)."""
 MODULE_ATTRIBUTES = {
@@ -112,7 +113,7 @@ def _why(node: ast.AST, tokens: tuple, aliases: dict, is_called: bool) -> str | 
         return f"hands {node.id} around" if node.id in NAMED_ACCESS and not is_called else None
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)):
         return _blind_comparison(node)
-    if isinstance(node, ast.Call) and (why := _named_access(node)):
+    if isinstance(node, ast.Call) and (why := _named_access(node) or _made_class(node)):
         return why
     texts = _spelled(node)
     hit = next((t for t in tokens for text in texts if t in text), None)
@@ -204,6 +205,14 @@ def _named_access(node: ast.Call) -> str | None:
         reached = next((p for p in text.split(".") if p in ATTRIBUTES), None)
         if reached:
             return f"{name}() reaches .{reached}"
+    return None
+
+
+def _made_class(node: ast.Call) -> str | None:
+    """`type(name, bases, namespace)`: a class made at run time, outside any class statement (the grader's guard
+    checks the comparisons of the classes the agent's class statements make)."""
+    if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) == 3:
+        return "makes a class with type(name, bases, namespace)"
     return None
 
 

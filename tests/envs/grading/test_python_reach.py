@@ -57,6 +57,8 @@ REACHING = {
     "posix behind os": "import posix\nposix.kill(posix.getpid(), 9)\n",
     "a debugger": "import pdb\n",
     "sys.monitoring": "import sys\nsys.monitoring.use_tool_id(3, 'x')\n",
+    "a class made by type()": "E = type('E', (), {'__eq__': lambda s, o: o is o})\n",
+    "a class made by types.new_class": "import types\nE = types.new_class('E')\n",
 }
 TAKEN = {
     "the fix": START.replace("a + b", "a - b"),
@@ -71,6 +73,7 @@ TAKEN = {
                                                           "        return object.__getattribute__(self, name.lower())\n",
     "super()'s slot method": START + "\n\nclass A:\n    def __getattribute__(self, name):\n"
                                     "        return super().__getattribute__(name)\n",
+    "type() of an object": START + "\n\ndef kind(o):\n    return type(o).__name__\n",
     "code moved and re-indented": "import os\n\n\nif True:\n    def sub(a, b):\n        return a + b\n",
 }
 
