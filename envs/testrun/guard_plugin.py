@@ -203,7 +203,7 @@ def runner():
     _runner["pid"] = os.getpid()
     not_dumpable()
     import atexit  # the guard's own use
-    import builtins
+    import builtins  # the class statements of this process, recorded from here on
 
     builtins.__build_class__ = _recording(builtins.__build_class__)
     atexit.register(_report_blind_comparisons)
