@@ -24,7 +24,9 @@ CHAT_ENVIRONMENT = (
     "Commands run with bash in /workspace (a Node.js package) inside a Debian container with Debian's "
     "nodejs and npm (no downloads from nodejs.org); packages come from the npm registry. Install with "
     "the lock file's manager (`npm ci`, else `npm install`), build when the tests need it; tests run "
-    "offline with the package's test script (test_runner node).")
+    "offline with the package's test script (test_runner node); when that script chains linters or type "
+    "checks with its runner (`xo && ava`, `tsc --noEmit && vitest run`), test the rest of the chain, build "
+    "steps kept, and say what was left out.")
 """For chat models: Debian's Node and npm, the npm registry, and the test script offline."""
 LOCK_FROM_PINS = "/opt/autoinstall/constraints.txt"
 """Where the replay image finds the recorded constraints: for npm, the package-lock.json the build resolved."""
