@@ -83,6 +83,8 @@ def test_a_script_named_as_a_check_is_left_out_by_name_unless_it_runs_tests() ->
     assert part.left_out[0].why == "the `lint:local` script (`node scripts/lint.js`): its name says it checks " \
                                    "style or types"
     assert runner_part("npm run lint:all && mocha", SCRIPTS, by_name=True) is None
+    builds = {"build:types": "tsc --emitDeclarationOnly"}  # named for types, but it writes them
+    assert runner_part("npm run build:types && ava", builds, by_name=True) is None
 
 
 def test_split_chain_keeps_quotes_subshells_and_pipes_in_their_step() -> None:

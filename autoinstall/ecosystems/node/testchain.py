@@ -32,7 +32,9 @@ EMITS_UNLESS_NOEMIT = ("tsc", "vue-tsc")
 CHECK_NAME = re.compile(r"(?:^|[:_-])(?:lint|eslint|xo|standard|prettier|format|fmt|style|typecheck|types?-?check"
                         r"|check-?types|types|typings|tsd)(?:$|[:_-])", re.I)
 """A package script whose name says it lints, formats or checks types (`lint`, `lint:js`, `typecheck`,
-`test:types`, `format:check`)."""
+`test:types`, `format:check`)..."""
+BUILD_NAME = re.compile(r"build|compile|bundle|dist|prepare|gen|emit|declaration", re.I)
+"""...unless it also says it builds (`build:types` writes declarations)."""
 RUNNER_WORDS = frozenset({"vitest", "jest", "mocha", "_mocha", "ava", "tap", "uvu", "tape", "jasmine", "c8", "nyc",
                           "karma", "qunit", "lab", "brittle", "borp", "zora", "wtr", "web-test-runner"})
 """Programs that run tests (or coverage wrappers around a runner)."""
@@ -73,9 +75,11 @@ class RunnerPart:
     def reason(self, where: str = "") -> str:
         """What was left out of `script` (at `where`, a file:line) and why, for the plan's notes and a repair."""
         out = "; ".join(f"`{o.step}` ({o.why})" for o in self.left_out)
-        return (f"test script `{self.script[:120]}`{f' ({where})' if where else ''}: {out} left out of the test command (checks of style or "
+        at = f" ({where})" if where else ""
+        rest = " && ".join(s for s in self.kept if s != PATH_BIN)
+        return (f"test script `{self.script[:120]}`{at}: {out} left out of the test command (checks of style or "
                 f"types, not of behaviour: a failure there stops the runner before any test); the tests run "
-                f"`{' && '.join(self.kept)[:160]}`")
+                f"`{rest[:160]}`")
 
 
 def split_chain(script: str) -> list[str] | None:
@@ -163,7 +167,7 @@ def _check(step: str, scripts: dict[str, str], by_name: bool, depth: int = 0) ->
     whys = [_check(s, scripts, by_name, depth + 1) for s in inner]
     if inner and all(whys):
         return f"the `{ref}` script runs `{body[:80]}`: " + "; ".join(dict.fromkeys(w for w in whys if w))
-    if by_name and CHECK_NAME.search(ref) and not _runs_tests(body, scripts, depth + 1):
+    if by_name and CHECK_NAME.search(ref) and not BUILD_NAME.search(ref) and not _runs_tests(body, scripts, depth + 1):
         return f"the `{ref}` script (`{body[:80]}`): its name says it checks style or types"
     return None
 
