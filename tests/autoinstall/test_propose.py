@@ -10,6 +10,7 @@ from autoinstall.ecosystems.go.proposal import WARM_CACHE as WARM
 from autoinstall.ecosystems.java.proposal import GATES_OFF
 from autoinstall.ecosystems.node.proposal import NPM_INSTALL
 from autoinstall.ecosystems.node.scripts import REBUILD
+from autoinstall.ecosystems.node.testchain import PATH_BIN
 from autoinstall.ecosystems.python.proposal.interpreter import NoInterpreterError
 from autoinstall.ecosystems.python.pypi_names import distribution_for, requirement_name
 from autoinstall.ecosystems.services import START
@@ -93,6 +94,8 @@ EXPECTED = {
                              "npm test --ignore-scripts"),
     "monorepo_subproject": ("cd packages/core && uv pip install -e '.[test]'", [],  # test_subprojects.py has more
                             "cd packages/core && python -m pytest"),  # the browser comes by repair, once needed
+    "node_lint_chain": ((NPM_INSTALL, REBUILD), [],  # xo left out; lint:types by a repair (test_node_testchain.py)
+                        f"{PATH_BIN} && npm run lint:types && npm run build && node --test"),
     "node_lockfile": (("npm ci --no-audit --no-fund --prefer-offline --ignore-scripts", REBUILD), [],
                       "npm test --ignore-scripts"),
     "hanging_test": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),

@@ -3,7 +3,8 @@ npm registry), tested through the package's test script with per-test results re
 output (envs/testrun/node_runner.py).
 
 Files: `survey.py` (NodeFacts from package.json, the lock file, engines/.nvmrc, workspaces, CI),
-`proposal.py` (facts -> plan), `diagnosis.py` + `repairs.py` (failure -> fix: yarn/pnpm, node-gyp's Debian
+`proposal.py` (facts -> plan), `testchain.py` (a test script's style and type checks left out of the test
+command, its build steps and runner kept), `diagnosis.py` + `repairs.py` (failure -> fix: yarn/pnpm, node-gyp's Debian
 packages, a stale lock file, peer-dependency conflicts, a missing build, deselecting tests that need a
 service or the internet), `pins.py` (package-lock.json as the pins, the npm cache warm-up), `companion.py` (the
 toolchain a Python package whose build or tests run Node borrows).

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from autoinstall.ecosystems.node.scripts import IGNORE_SCRIPTS, scripts_step
 from autoinstall.ecosystems.node.survey import NodeFacts
+from autoinstall.ecosystems.node.testchain import RunnerPart, runner_part
 from envs.spec import Check, Evidence, Plan, Step
 
 IMAGE_NODE = "20"
@@ -23,7 +24,9 @@ CHAT_ENVIRONMENT = (
     "Commands run with bash in /workspace (a Node.js package) inside a Debian container with Debian's "
     "nodejs and npm (no downloads from nodejs.org); packages come from the npm registry. Install with "
     "the lock file's manager (`npm ci`, else `npm install`), build when the tests need it; tests run "
-    "offline with the package's test script (test_runner node).")
+    "offline with the package's test script (test_runner node); when that script chains linters or type "
+    "checks with its runner (`xo && ava`, `tsc --noEmit && vitest run`), test the rest of the chain, build "
+    "steps kept, and say what was left out.")
 """For chat models: Debian's Node and npm, the npm registry, and the test script offline."""
 LOCK_FROM_PINS = "/opt/autoinstall/constraints.txt"
 """Where the replay image finds the recorded constraints: for npm, the package-lock.json the build resolved."""
@@ -83,14 +86,32 @@ def install_command(facts: NodeFacts, scripts_apart: bool = False) -> str:
     return NPM_INSTALL
 
 
+def runner_args(facts: NodeFacts) -> str:
+    """What the runner is given so that its output names every test (RUNNER_ARGS)."""
+    args = RUNNER_ARGS.get(facts.runner or "", "")
+    if facts.runner == "tap" and args and re.match(r"\D*(1[0-6]|[0-9])\b", facts.runner_version or ""):
+        args += " --no-coverage"  # node-tap <= 16 instruments with nyc and fails under its coverage target
+    return args
+
+
+def without_checks(facts: NodeFacts, script: str | None = None, *, by_name: bool = False) -> RunnerPart | None:
+    """The test script (or `script`) without the style and type checks it chains with its runner (testchain.py;
+    `by_name`: a package script whose name alone says so too); yarn 2+'s Plug'n'Play has no node_modules/.bin
+    to run the rest from, so its script stays whole."""
+    berry = facts.manager == "yarn" and not str(facts.manager_version or "1").startswith("1")
+    script = script or facts.test_script
+    return None if berry or not script else runner_part(script, facts.scripts, by_name=by_name)
+
+
 def test_command(facts: NodeFacts) -> str:
-    """The package's test script, without its pre/post hooks (lint, coverage upload)."""
+    """The package's test script, without its pre/post hooks (lint, coverage upload) and without the style and
+    type checks it chains with its runner."""
+    if (part := without_checks(facts)) is not None:
+        return part.command(facts.manager, facts.runner, runner_args(facts))
     extra = ""
     simple = facts.test_script and not re.search(r"[;&|]", facts.test_script)
     if simple and facts.runner in RUNNER_ARGS and facts.test_script.split()[0] == facts.runner:
-        extra = f" -- {RUNNER_ARGS[facts.runner]}"
-    if facts.runner == "tap" and extra and re.match(r"\D*(1[0-6]|[0-9])\b", facts.runner_version or ""):
-        extra += " --no-coverage"  # node-tap <= 16 instruments with nyc and fails under its coverage target
+        extra = f" -- {runner_args(facts)}"
     if facts.manager == "npm":
         return f"npm test --ignore-scripts{extra}"
     return f"{facts.manager} run test"  # yarn and pnpm would read the runner's flags as their own
@@ -112,6 +133,9 @@ def _notes(facts: NodeFacts) -> list[str]:
     if facts.native:
         notes.append(f"native addons ({facts.native[0].file}:{facts.native[0].line}): node-gyp builds them with "
                      "the image's python3, make and g++")
+    if (part := without_checks(facts)) is not None:
+        where = f"{facts.test_evidence.file}:{facts.test_evidence.line}" if facts.test_evidence else ""
+        notes.append(part.reason(where))
     if facts.test_script and not facts.runner:
         notes.append(f"test script `{facts.test_script[:80]}`: no known runner, results from its summary line")
     notes += [f"CI runs: {e.text} ({e.file}:{e.line})" for e in facts.ci_tests[:3]]

@@ -7,8 +7,10 @@ from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.debian_names import system_package_repair
 from autoinstall.ecosystems.browsers import browser_repair
 from autoinstall.ecosystems.node.diagnosis import NETWORK_OFF, SERVICE_REFUSED
-from autoinstall.ecosystems.node.proposal import IMAGE_NODE, NODE_FROM_REGISTRY, node_step
+from autoinstall.ecosystems.node.proposal import IMAGE_NODE, NODE_FROM_REGISTRY, node_step, runner_args, without_checks
 from autoinstall.ecosystems.node.scripts import REBUILD, failed_scripts, skipped, unreachable_host, without_scripts
+from autoinstall.ecosystems.node.survey import survey
+from autoinstall.ecosystems.node.testchain import script_of
 from autoinstall.ecosystems.rules import deselecting, first_repair
 from envs.spec import Evidence, Repair, Step
 
@@ -133,12 +135,29 @@ def _resume(ctx: RepairContext) -> Repair | None:
                          "--prefer-offline reads first")
 
 
+def _checks_left_out(ctx: RepairContext) -> Repair | None:
+    """The tests stopped before any test ran, and the test command still chains a step that checks style or
+    types (a script known by its name: `npm run lint` running a file of the project's own): the tests run without it
+    (testchain.py). The check's failure says nothing about behaviour, so no other rule reads it first (a
+    missing `eslint` is not a Debian package to install)."""
+    if ctx.phase != "tests" or not ctx.plan.test_command or ctx.test_ids or ctx.repo is None:
+        return None
+    facts = survey(ctx.repo)
+    part = without_checks(facts, script_of(ctx.plan.test_command, facts.scripts)[1], by_name=True)
+    if part is None:
+        return None
+    return Repair(kind="test_command", test_command=part.command(facts.manager, facts.runner, runner_args(facts)),
+                  reason=f"{part.reason()}; the run stopped before any test")
+
+
 def repair(ctx: RepairContext) -> Repair | None:
-    """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step (the
-    yarn/pnpm install, an apt line; never the dependency install or the build), else leaving out the install
-    scripts of a dependency that failed or hung, else running a timed-out npm install once more from the
-    cache it filled; None means give up."""
-    return first_repair(ctx, RULES, essential=("project",)) or _leave_out_scripts(ctx) or _resume_once(ctx)
+    """Leaving a style or type check out of a test command that stopped there, else the diagnosis's rule if
+    it proposes something not tried yet, else skipping an auxiliary step (the yarn/pnpm install, an apt line;
+    never the dependency install or the build), else leaving out the install scripts of a dependency that
+    failed or hung, else running a timed-out npm install once more from the cache it filled; None means give
+    up."""
+    return (_checks_left_out(ctx) or first_repair(ctx, RULES, essential=("project",)) or _leave_out_scripts(ctx)
+            or _resume_once(ctx))
 
 
 def _resume_once(ctx: RepairContext) -> Repair | None:
