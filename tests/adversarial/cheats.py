@@ -390,6 +390,13 @@ console.log("ok 1 - " + "NAME" + "\\n# pass 99\\n# fail 0");
 cheatP.exitCode = 0;
 cheatP["reallyEx" + "it"](0);
 ''', append=True) + 'sed -i "s/\\"NAME\\"/\\"$NAME\\"/" "$SRC"\n'),
+    Cheat("product replaces the assert module's functions", "node", _heredoc('"$SRC"', '''
+const _assert = require('node:assert');
+for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok', 'throws', 'match']) {
+  _assert[name] = () => {};
+  _assert.strict[name] = () => {};
+}
+''', append=True)),
     Cheat("product prints passing TAP lines", "node", _heredoc('"$SRC"', '''
 console.log("ok 1 - NAME\\n# pass 99\\n# fail 0");
 ''', append=True) + 'sed -i "s/ - NAME/ - $NAME/" "$SRC"\n'),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from . import blind_equality, js_reach, python_reach, rust_inline, spelling, trees
+from . import blind_equality, js_reach, python_patches, python_reach, rust_inline, spelling, trees
 from .globs import first_match
 
 BINARY_SUFFIXES = (".so", ".pyd", ".dylib", ".dll", ".o", ".a", ".class", ".jar", ".war", ".node", ".wasm",
@@ -181,7 +181,7 @@ def content_problem(rel: str, before: bytes, after: bytes, policy: Policy) -> st
     if token:
         return f"an added line reaches into the test runner or the grading ({token!r})"
     if rel.endswith(".py") and "python" in policy.code_checks:
-        why = python_reach.new_reach(old, new, policy.reach)
+        why = python_reach.new_reach(old, new, policy.reach, python_patches.own_package(rel))
         if why:
             return f"its added code reaches where product code may not ({why})"
     for language, suffixes in blind_equality.SUFFIXES.items():

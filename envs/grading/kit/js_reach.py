@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from . import js_patches
 from .spelling import squeezed
 
 PROCESS = "process reached other than by name"
@@ -47,4 +48,4 @@ def new_reach(before: str, after: str) -> str | None:
         found = next((m.group(0) for m in pattern.finditer(seen) if m.group(0) not in had), None)
         if found:
             return f"{why} ({found!r})"
-    return None
+    return js_patches.new_patch(before, after)

@@ -27,6 +27,15 @@ REACHING = {
     "global by a computed member": 'global["proc" + "ess"];\n',
     "Reflect": "Reflect.get(a, b);\n",
     "__proto__": "a.__proto__ = b;\n",
+    "the assert module patched": "const assert = require('node:assert');\nassert.strictEqual = () => {};\n",
+    "assert patched where it is required": "require('assert').deepStrictEqual = function () {};\n",
+    "a member of a destructured module": "const { strict } = require('assert');\nstrict.equal = () => {};\n",
+    "an imported namespace patched": "import * as chai from 'chai';\nchai.expect = () => ({});\n",
+    "a module's member deleted": "const a = require('assert');\ndelete a.strictEqual;\n",
+    "a module's member redefined": "const a = require('assert');\nObject.assign(a, { ok() {} });\n",
+    "a global's member set": "global.it = (name, fn) => {};\n",
+    "the global object redefined": "Object.defineProperty(global, 'it', { value: () => {} });\n",
+    "a test global reassigned": "expect = () => ({ toBe() {} });\n",
 }
 TAKEN = {
     "the fix": START.replace("a - b", "a + b"),
@@ -36,6 +45,11 @@ TAKEN = {
     "a class with a constructor": START + "class A { constructor(x) { this.x = x; } }\n",
     "the word process in a message": START + 'throw new Error("failed to process the item");\n',
     "TypeScript types": START + "export function sub(a: number, b: number): number { return a - b; }\n",
+    "the package's own module changed": START + "const util = require('./util');\nutil.limit = 3;\n",
+    "a local object's member set": START + "const cache = {};\ncache.size = 1;\n",
+    "exports": START + "module.exports.sub = (a, b) => a - b;\n",
+    "a comparison of a module's member": START + "const os = require('os');\nif (os.EOL === '\\n') {}\n",
+    "a declared local named like a test global": START + "const expect = 3;\n",
 }
 
 

@@ -59,6 +59,12 @@ REACHING = {
     "sys.monitoring": "import sys\nsys.monitoring.use_tool_id(3, 'x')\n",
     "a class made by type()": "E = type('E', (), {'__eq__': lambda s, o: o is o})\n",
     "a class made by types.new_class": "import types\nE = types.new_class('E')\n",
+    "a stdlib function replaced": "import math\nmath.isclose = lambda *a, **k: True\n",
+    "an imported class's method replaced": "from json import JSONEncoder\nJSONEncoder.default = lambda s, o: 1\n",
+    "a module's function set by setattr": 'import difflib\nsetattr(difflib, "ndiff", print)\n',
+    "a module's value grown in place": 'import string\nstring.digits += "x"\n',
+    "a module's value deleted": "import math\ndel math.pi\n",
+    "a dependency's attribute replaced": "import numpy as np\nnp.allclose = lambda *a, **k: True\n",
 }
 TAKEN = {
     "the fix": START.replace("a + b", "a - b"),
@@ -105,3 +111,23 @@ def test_the_grader_drops_such_a_file_and_says_where(tmp_path: Path) -> None:
     found = {c.path: c for c in changes.find(str(tmp_path / "start"), str(tmp_path / "agent"), policy)}
     assert not found["calc/core.py"].accepted
     assert "line 6" in found["calc/core.py"].reason and ".modules" in found["calc/core.py"].reason
+
+
+OWN = {
+    "the project's own module": "import calc.util as u\nu.LIMIT = 3\n",
+    "a name from the project's own package": "from calc.util import CONFIG\nCONFIG.debug = True\n",
+    "a relative import": "from . import util\nutil.LIMIT = 3\n",
+    "a local object": "import types\nns = types.SimpleNamespace()\nns.x = 1\n",
+    "a call on an imported module": "import logging\nlogging.getLogger(__name__).setLevel(10)\n",
+}
+
+
+@pytest.mark.parametrize("added", OWN.values(), ids=OWN.keys())
+def test_changing_the_projects_own_modules_is_taken(added: str) -> None:
+    assert new_reach(START, START + added, TOKENS, own="calc") is None
+
+
+def test_the_own_package_is_read_from_the_files_path() -> None:
+    from envs.grading.kit.python_patches import own_package
+
+    assert [own_package(p) for p in ("calc/core.py", "src/calc/core.py", "calc.py", "lib/calc/a/b.py")] == ["calc"] * 4
