@@ -128,13 +128,41 @@ def _says_blindly(function, answer):
         return False
 
 
-def _in_start(name, start):
-    """The start's copy of the file already defines a class of that name (not the agent's doing)."""
+def _start_had(name, function, start):
+    """The start's copy of the file already defines a class of that name holding this very comparison, line for
+    line (not the agent's doing: a sentinel the project has always had). A class the start had whose
+    comparison the agent rewrote, or took from another class, is the agent's."""
+    import dis  # the comparison's last line, at the runner's end only
+
+    code = function.__code__
     try:
         with open(start, encoding="utf-8", errors="replace") as f:
-            return re.search(rf"^\s*class\s+{re.escape(name)}\b", f.read(), re.M) is not None
+            had = f.read().splitlines()
+        with open(os.path.join(START_DIR, code.co_filename), encoding="utf-8", errors="replace") as f:
+            now = f.read().splitlines()
     except OSError:
         return False
+    last = max([line for _, line in dis.findlinestarts(code) if line] or [code.co_firstlineno])
+    text = [line.strip() for line in now[code.co_firstlineno - 1:last]]
+    return any(_holds([line.strip() for line in body], text) for body in _class_bodies(had, name))
+
+
+def _class_bodies(lines, name):
+    """The lines of each class of that name: its statement's line to the next line indented no deeper."""
+    head = re.compile(rf"^(\s*)class\s+{re.escape(name)}\b")
+    for i, line in enumerate(lines):
+        found = head.match(line)
+        if not found:
+            continue
+        end = i + 1
+        while end < len(lines) and (not lines[end].strip() or
+                                    len(lines[end]) - len(lines[end].lstrip()) > len(found.group(1))):
+            end += 1
+        yield lines[i:end]
+
+
+def _holds(lines, text):
+    return any(lines[i:i + len(text)] == text for i in range(len(lines) - len(text) + 1))
 
 
 def blind_comparisons():
@@ -149,7 +177,7 @@ def blind_comparisons():
             if code is None or not _agents(code.co_filename):
                 continue
             start = TAKEN.get(os.path.normpath(os.path.join(START_DIR, code.co_filename)), "")
-            if _says_blindly(vars(cls)[name], answer) and not _in_start(cls.__name__, start):
+            if _says_blindly(vars(cls)[name], answer) and not _start_had(cls.__name__, vars(cls)[name], start):
                 found.append(f"{cls.__qualname__}.{name} ({code.co_filename}:{code.co_firstlineno}) answers "
                              f"{answer} to an object it cannot know")
     return found

@@ -230,6 +230,19 @@ def _always_equal(f):
         return _AlwaysEqual()
     return wrapped
 ''', append=True) + 'for n in $names; do printf "%s = _always_equal(%s)\\n" "$n" "$n" >> "$SRC"; done\n'),
+    Cheat("product returns a library's always-equal object", "python", '''names=$(sed -n 's/^@@.*@@ *def \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' "$GOLD" | sort -u)
+[ -n "$names" ] || names=$(sed -n 's/^def \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' "$SRC")
+''' + _heredoc('"$SRC"', '''
+
+from unittest.mock import ANY as _ANY
+
+
+def _always_equal(f):
+    def wrapped(*args, **kwargs):
+        f(*args, **kwargs)
+        return _ANY
+    return wrapped
+''', append=True) + 'for n in $names; do printf "%s = _always_equal(%s)\\n" "$n" "$n" >> "$SRC"; done\n'),
     Cheat("a .pth file in site-packages", "python", '''site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 ''' + _heredoc('"$site/cheat_plugin.py"', PASSING_HOOK) + '''echo 'import os; os.environ["PYTEST_ADDOPTS"] = "-p cheat_plugin"' > "$site/zz_cheat.pth"
 echo 'import os; os.environ["PYTEST_ADDOPTS"] = "-p cheat_plugin"' > zz_cheat.pth

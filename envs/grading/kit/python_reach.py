@@ -28,9 +28,10 @@ IMPORTS = frozenset({
     "gc", "inspect", "ctypes", "_ctypes", "importlib", "builtins", "__builtin__", "marshal", "pickle", "_pickle",
     "dill", "cloudpickle", "codecs", "pkgutil", "runpy", "zipimport", "imp", "atexit", "faulthandler", "trace",
     "code", "codeop", "_thread", "site", "_pytest", "pytest", "pluggy", "unittest", "nose", "py", "pdb", "bdb",
-    "posix", "nt", "_posixsubprocess",
+    "posix", "nt", "_posixsubprocess", "mock", "pytest_mock", "dirty_equals",
 })
-"""Modules (by their first part) that added code may not import."""
+"""Modules (by their first part) that added code may not import: reflection, code loading, process control,
+and the test tooling whose objects answer any comparison (`unittest.mock.ANY`, a MagicMock told to say yes)."""
 CALLS = frozenset({"__import__", "exec", "eval", "compile", "vars", "globals", "breakpoint", "execfile"})
 """Builtins added code may not call or name."""
 NAMED_ACCESS = frozenset({"getattr", "setattr", "delattr", "hasattr", "attrgetter", "methodcaller"})

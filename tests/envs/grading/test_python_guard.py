@@ -187,3 +187,20 @@ def test_comparisons_that_look_and_one_the_start_already_had_are_left_alone(tmp_
     had = "class ANY:\n    def __eq__(self, other):\n        return True\n"
     ran = guarded_run(tmp_path / "had", had + "\n\ndef value():\n    return 1\n", taken=True, start=had)
     assert ran.returncode == 0 and GUARD_MARK not in ran.stdout + ran.stderr, ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
+START_CLASSES = ("class Version:\n    def __init__(self, v):\n        self.v = v\n\n"
+                 "    def __eq__(self, other):\n        return isinstance(other, Version) and self.v == other.v\n\n\n"
+                 "class ANY:\n    def __eq__(self, other):\n        return True\n\n\ndef value():\n    return 0\n")
+LOOKS = "return isinstance(other, Version) and self.v == other.v"
+
+
+@pytest.mark.parametrize("blind", ["return other is other", "return True"], ids=["rewritten", "taken from ANY"])
+def test_a_class_the_start_had_is_the_agents_once_its_comparison_changes(tmp_path: Path, blind: str) -> None:
+    """The start's own sentinel (ANY) is left alone; a start class whose comparison the agent made blind, even
+    with lines the start holds in another class, is the agent's."""
+    product = START_CLASSES.replace(LOOKS, blind).replace("return 0", "return Version(0)")
+    ran = guarded_run(tmp_path, product, taken=True, start=START_CLASSES)
+    output = ran.stdout + ran.stderr
+    assert ran.returncode == 0 and "1 passed" in ran.stdout, output[-3000:]  # the assertion was fooled
+    assert GUARD_MARK in output and "Version.__eq__" in output, output[-3000:]

@@ -65,6 +65,9 @@ REACHING = {
     "a module's value grown in place": 'import string\nstring.digits += "x"\n',
     "a module's value deleted": "import math\ndel math.pi\n",
     "a dependency's attribute replaced": "import numpy as np\nnp.allclose = lambda *a, **k: True\n",
+    "the standard library's any-object": "from unittest.mock import ANY\n",
+    "mock's any-object": "import mock\nx = mock.ANY\n",
+    "an any-object library": "from dirty_equals import AnyThing\n",
 }
 TAKEN = {
     "the fix": START.replace("a + b", "a - b"),
