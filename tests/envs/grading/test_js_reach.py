@@ -36,6 +36,14 @@ REACHING = {
     "a global's member set": "global.it = (name, fn) => {};\n",
     "the global object redefined": "Object.defineProperty(global, 'it', { value: () => {} });\n",
     "a test global reassigned": "expect = () => ({ toBe() {} });\n",
+    "an object posing as a matcher": "const any = { asymmetricMatch: () => true };\n",
+    "a matcher's name joined": "const any = { ['asymmetric' + 'Match']: () => true };\n",
+    "jest's matcher marker": "const m = { $$typeof: Symbol.for('jest.asymmetricMatcher') };\n",
+    "an equality tester added": "expect.addEqualityTesters([() => true]);\n",
+    "jasmine's equality tester": "jasmine.addCustomEqualityTester(() => true);\n",
+    "a matcher added": "expect.extend({ toBe: () => ({ pass: true }) });\n",
+    "an assertion library's plug-in": "const chai = require('chai');\nchai.use(() => {});\n",
+    "an assertion library imported": "import { expect } from 'expect';\n",
 }
 TAKEN = {
     "the fix": START.replace("a - b", "a + b"),
