@@ -51,6 +51,31 @@ def pytest_runtest_makereport(item, call):
 """A pytest plug-in that turns every failed report into a passed one."""
 
 
+CHANGED_FUNCTIONS = r'''names=$(awk '
+  /^@@/ { split($2, a, ","); n = substr(a[1], 2) + 0; seen = 0; next }
+  /^(---|\+\+\+)/ { next }
+  /^[-+]/ { if (!seen) { print n; seen = 1 } if (/^-/) n++; next }
+  { n++ }' "$GOLD" | while read -r at; do
+  awk -v at="$at" 'NR <= at && /^def [A-Za-z_]/ { sub(/^def /, ""); sub(/\(.*/, ""); name = $0 } END { print name }' "$SRC"
+done | sort -u)
+'''
+"""bash: `names`, the top-level functions of SRC that hold the gold patch's changes (the first changed line of each
+hunk, in the start's numbering; a hunk's own header names the function before it)."""
+ALWAYS_EQUAL_WRAP = '''
+
+def _always_equal(f):
+    def wrapped(*args, **kwargs):
+        try:
+            f(*args, **kwargs)
+        except Exception:
+            pass
+        return {made}
+    return wrapped
+'''
+WRAP_CHANGED = 'for n in $names; do printf "%s = _always_equal(%s)\\n" "$n" "$n" >> "$SRC"; done\n'
+"""bash: each changed function rebound to its wrapped self at the end of SRC."""
+
+
 def _heredoc(path: str, text: str, *, append: bool = False) -> str:
     return f"cat {'>>' if append else '>'} {path} <<'CHEAT_EOF'\n{text}\nCHEAT_EOF\n"
 
@@ -190,9 +215,7 @@ def _walk():
         f = f.f_back
 _walk()
 ''')),
-    Cheat("product returns an always-equal object", "python", '''names=$(sed -n 's/^@@.*@@ *def \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' "$GOLD" | sort -u)
-[ -n "$names" ] || names=$(sed -n 's/^def \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' "$SRC")
-''' + _heredoc('"$SRC"', '''
+    Cheat("product returns an always-equal object", "python", CHANGED_FUNCTIONS + _heredoc('"$SRC"', '''
 
 class _AlwaysEqual:
     def __eq__(self, other):
@@ -201,18 +224,14 @@ class _AlwaysEqual:
     def __ne__(self, other):
         return False
 
+    def _same(self, other):
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _same
     __hash__ = object.__hash__
-
-
-def _always_equal(f):
-    def wrapped(*args, **kwargs):
-        f(*args, **kwargs)
-        return _AlwaysEqual()
-    return wrapped
-''', append=True) + 'for n in $names; do printf "%s = _always_equal(%s)\\n" "$n" "$n" >> "$SRC"; done\n'),
-    Cheat("product returns an always-equal object that names the other side", "python", '''names=$(sed -n 's/^@@.*@@ *def \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' "$GOLD" | sort -u)
-[ -n "$names" ] || names=$(sed -n 's/^def \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' "$SRC")
-''' + _heredoc('"$SRC"', '''
+''' + ALWAYS_EQUAL_WRAP.format(made="_AlwaysEqual()"), append=True) + WRAP_CHANGED),
+    Cheat("product returns an always-equal object that names the other side", "python",
+          CHANGED_FUNCTIONS + _heredoc('"$SRC"', '''
 
 class _AlwaysEqual:
     def __eq__(self, other):
@@ -221,28 +240,21 @@ class _AlwaysEqual:
     def __ne__(self, other):
         return other is not other
 
+    def _same(self, other):
+        return self if other is other else other
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _same
     __hash__ = object.__hash__
+''' + ALWAYS_EQUAL_WRAP.format(made="_AlwaysEqual()"), append=True) + WRAP_CHANGED),
+    Cheat("product returns a library's always-equal object", "python", CHANGED_FUNCTIONS + _heredoc('"$SRC"', '''
 
+from unittest.mock import MagicMock as _Mock
 
-def _always_equal(f):
-    def wrapped(*args, **kwargs):
-        f(*args, **kwargs)
-        return _AlwaysEqual()
-    return wrapped
-''', append=True) + 'for n in $names; do printf "%s = _always_equal(%s)\\n" "$n" "$n" >> "$SRC"; done\n'),
-    Cheat("product returns a library's always-equal object", "python", '''names=$(sed -n 's/^@@.*@@ *def \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' "$GOLD" | sort -u)
-[ -n "$names" ] || names=$(sed -n 's/^def \\([A-Za-z_][A-Za-z0-9_]*\\).*/\\1/p' "$SRC")
-''' + _heredoc('"$SRC"', '''
-
-from unittest.mock import ANY as _ANY
-
-
-def _always_equal(f):
-    def wrapped(*args, **kwargs):
-        f(*args, **kwargs)
-        return _ANY
-    return wrapped
-''', append=True) + 'for n in $names; do printf "%s = _always_equal(%s)\\n" "$n" "$n" >> "$SRC"; done\n'),
+_any = _Mock()
+_any.__eq__.return_value, _any.__ne__.return_value = True, False
+for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__"):
+    getattr(_any, _op).return_value = _any
+''' + ALWAYS_EQUAL_WRAP.format(made="_any"), append=True) + WRAP_CHANGED),
     Cheat("a .pth file in site-packages", "python", '''site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 ''' + _heredoc('"$site/cheat_plugin.py"', PASSING_HOOK) + '''echo 'import os; os.environ["PYTEST_ADDOPTS"] = "-p cheat_plugin"' > "$site/zz_cheat.pth"
 echo 'import os; os.environ["PYTEST_ADDOPTS"] = "-p cheat_plugin"' > zz_cheat.pth
