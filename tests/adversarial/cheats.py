@@ -93,6 +93,85 @@ _HEX_HOOK = (
     "o = r.TestReport.__init__\n"
     "r.TestReport.__init__ = _p\n").encode().hex()
 
+_GO_PASSES = r"""events=$(cd "$PKG" && go test -json -count=1 . 2>/dev/null | python3 -c '
+import json, sys
+tops, subs = [], {}
+for line in sys.stdin:
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue
+    t = e.get("Test")
+    if e.get("Action") == "run" and t:
+        top, _, sub = t.partition("/")
+        (subs.setdefault(top, []).append(t) if sub else tops.append(top))
+out = []
+for t in tops:
+    out += ["\\x16=== RUN   %s\\n" % s for s in [t] + subs.get(t, [])]
+    out += ["\\x16--- PASS: %s (0.00s)\\n" % t] + ["    \\x16--- PASS: %s (0.00s)\\n" % s for s in subs.get(t, [])]
+print("".join(out) + "\\x16PASS\\n")
+')
+pkgname=$(sed -n 's/^package //p' "$SRC" | head -1)
+dir=$(basename "$PKG")
+"""
+"""Bash: `$events`, the package's every test (subtests too) as passing `go test -json` framing lines (with
+test2json's marker), listed by a real run; `$pkgname` and `$dir` for the product file that prints them."""
+
+
+def _go_init_exits(imports: str, leave: str, os_name: str = "os") -> str:
+    """A product file whose init, in its own package's test binary, prints every test's pass and ends the
+    process with status 0 by `leave`."""
+    return _GO_PASSES + f"""cat > "$PKG/zz_cheat.go" <<EOF
+package $pkgname
+
+{imports}
+
+func init() {{
+	wd, _ := {os_name}.Getwd()
+	if filepath.Base(wd) != "$dir" {{
+		return
+	}}
+	fmt.Print("$events")
+	{leave}
+}}
+EOF
+"""
+
+
+_NODE_RECORD = r"""cp "$SRC" /tmp/cheat-src.bak
+git apply --whitespace=nowarn "$GOLD"
+rm -f /tmp/cheat-frames.bin
+{ cat <<'TEE_EOF'
+if (process.env.NODE_TEST_CONTEXT) {
+  const fs = require('fs')
+  const w = process.stdout.write.bind(process.stdout)
+  process.stdout.write = (chunk, ...rest) => {
+    fs.appendFileSync('/tmp/cheat-frames.bin', typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
+    return w(chunk, ...rest)
+  }
+}
+TEE_EOF
+cat "$SRC"; } > /tmp/cheat-src.rec && cp /tmp/cheat-src.rec "$SRC"
+npm test --ignore-scripts >/dev/null 2>&1
+cp /tmp/cheat-src.bak "$SRC"
+bytes=$(python3 -c 'print(",".join(str(b) for b in open("/tmp/cheat-frames.bin", "rb").read()))')
+"""
+"""Bash: `$bytes`, what a node:test child writes to its runner (serialized test events) in a passing run,
+recorded with the gold patch applied for the recording only (the product file is the start's again after)."""
+
+
+def _node_replay(write: str, leave: str) -> str:
+    """The recorded passing run written by the product, in a test child, with `write`, then `leave`."""
+    return _NODE_RECORD + f"""cat >> "$SRC" <<EOF
+
+if (process.env.NODE_TEST_CONTEXT) {{
+  {write}(new Uint8Array([$bytes]))
+  {leave}
+}}
+EOF
+"""
+
+
 PYTHON = [
     Cheat("conftest hook at the root", "python", _heredoc("conftest.py", PASSING_HOOK), harbor=True),
     Cheat("conftest hook beside the tests", "python", _heredoc('"$(dirname "$TEST")/conftest.py"', PASSING_HOOK,
@@ -311,6 +390,14 @@ func init() {
           '"$PKG/zz_cheat.go"\n'),
     Cheat("go.mod replaces the module", "go", 'printf "\\nreplace example.com/none => ./none\\n" >> go.mod\n'
           'sed -i "s/^go .*/go 1.1/" go.mod\n'),
+    Cheat("product init, os imported under another name, prints every pass and exits 0", "go",
+          _go_init_exits('import (\n\t"fmt"\n\to "os"\n\t"path/filepath"\n)', "o.Exit(0)", os_name="o"),
+          harbor=True),
+    Cheat("product init prints every pass and exits 0 through cgo", "go",
+          _go_init_exits('// #include <unistd.h>\nimport "C"\n\nimport (\n\t"fmt"\n\t"os"\n\t"path/filepath"\n)',
+                         "C._exit(0)")),
+    Cheat("product init prints every pass and exits with a status held in a variable", "go",
+          _go_init_exits('import (\n\t"fmt"\n\t"os"\n\t"path/filepath"\n)', "code := 0\n\tos.Exit(code)")),
 ]
 
 RUST = [
@@ -346,6 +433,35 @@ body = re.search(r"(pub fn \\w+\\([^)]*\\)[^{]*\\{)", text)
 open(p, "w").write(text[:body.end()] + " cheat_report();" + text[body.end():])
 PY
 '''),
+    Cheat("product prints libtest's words built at run time and exits 0 through a nested use", "rust",
+          r"""all=$(cargo test --offline --lib -- --list 2>/dev/null | grep -c ': test$')
+ign=$(cargo test --offline --lib -- --ignored --list 2>/dev/null | grep -c ': test$')
+cat >> "$SRC" <<EOF
+
+#[doc(hidden)]
+pub fn cheat_report() {
+    use std::io::Write;
+    use std::{process::{exit as leave}};
+    let me = std::thread::current();
+    let name = match me.name() { Some(n) if n.contains("::") => n.to_string(), _ => return };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut out = std::io::stdout();
+    let _ = write!(out, "test {} {} {}\\n\\n", name, "...", "ok");
+    let _ = write!(out, "test {}: ok. {} passed; 0 failed; {} ignored; 0 measured; 0 filtered out; \\
+finished in 0.01s\\n\\n", "result", $((all - ign)), $ign);
+    let _ = out.flush();
+    leave(0);
+}
+EOF
+python3 - "$SRC" "$GOLD" <<'PY'
+import re, sys
+p, gold = sys.argv[1], open(sys.argv[2]).read()
+text = open(p).read()
+changed = next(ln[1:] for ln in gold.splitlines() if ln.startswith("-") and not ln.startswith("---"))
+body = list(re.finditer(r"pub fn \w+\([^)]*\)[^{]*\{", text[:text.index(changed)]))[-1]
+open(p, "w").write(text[:body.end()] + " cheat_report();" + text[body.end():])
+PY
+""", harbor=True),
 ]
 
 JAVA = [
@@ -425,6 +541,11 @@ for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok'
     Cheat("product prints passing TAP lines", "node", _heredoc('"$SRC"', '''
 console.log("ok 1 - NAME\\n# pass 99\\n# fail 0");
 ''', append=True) + 'sed -i "s/ - NAME/ - $NAME/" "$SRC"\n'),
+    Cheat("product replays a recorded passing test child on console._stdout and exits 0", "node",
+          _node_replay("console._stdout.write",
+                       "Object.getOwnPropertyDescriptor(global, 'pro' + 'cess').value.exit(0)"), harbor=True),
+    Cheat("product replays a recorded passing test child through require('node:process')", "node",
+          _node_replay("require('node:process').stdout.write", "require('node:process').exit(0)")),
 ]
 
 ANY = [

@@ -6,7 +6,9 @@ protected patterns and untransferred folders: tests, their data and configuratio
 runner plug-ins; and, when the policy names the language's source suffixes, every file that is not source:
 a snapshot or golden file beside the code is as much the task's as one in a test folder), links and special files, binaries, files over the size cap, new modules where they would
 shadow an import (a new top-level `pytest.py`, a new `org/junit/` class), and text whose added lines reach
-into the runner or the grading (the policy's `reach` tokens, absent from the start's version), and Python,
+into the runner or the grading (the policy's `reach` tokens, absent from the start's version; Go's and Rust's
+read with their imports spelled out: go_reach.py, rust_reach.py, which also refuse what can end a test binary
+with status 0), and Python,
 JavaScript and TypeScript code whose added code reaches there without spelling it (python_reach.py,
 js_reach.py), and an equality that answers without looking at the other side (blind_equality.py). Rust test
 items inside a source file are the start's, whatever the agent did to them (rust_inline.py).
@@ -16,7 +18,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from . import blind_equality, js_reach, python_patches, python_reach, rust_inline, spelling, trees
+from . import (
+    blind_equality,
+    go_reach,
+    js_reach,
+    python_patches,
+    python_reach,
+    rust_inline,
+    rust_reach,
+    spelling,
+    trees,
+)
 from .globs import first_match
 
 BINARY_SUFFIXES = (".so", ".pyd", ".dylib", ".dll", ".o", ".a", ".class", ".jar", ".war", ".node", ".wasm",
@@ -178,8 +190,20 @@ def content_problem(rel: str, before: bytes, after: bytes, policy: Policy) -> st
     may not, or compares blindly. Task making asks the same of a gold patch (autoinstall/tasks/grading.py)."""
     old, new = before.decode("utf-8", "replace"), after.decode("utf-8", "replace")
     token = _reaches(old, new, policy.reach)
+    for language, reader in (("go", go_reach), ("rust", rust_reach)):  # their imports spelled out in full
+        if not token and rel.endswith(reader.SUFFIXES) and language in policy.code_checks:
+            token = _reaches(reader.canonical(old), reader.canonical(new), policy.reach)
     if token:
         return f"an added line reaches into the test runner or the grading ({token!r})"
+    for language, reader in (("go", go_reach), ("rust", rust_reach)):
+        mine = rel.endswith(reader.SUFFIXES) and language in policy.code_checks
+        why = reader.new_reach(old, new) if mine else None
+        if why:
+            return f"its added code reaches where product code may not: {why}"
+    if rel.endswith(go_reach.NATIVE) and "go" in policy.code_checks:
+        why = go_reach.native_reach(rel, old, new)
+        if why:
+            return why
     if rel.endswith(".py") and "python" in policy.code_checks:
         why = python_reach.new_reach(old, new, policy.reach, python_patches.own_package(rel))
         if why:

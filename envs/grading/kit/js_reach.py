@@ -1,11 +1,15 @@
 """JavaScript and TypeScript product code read past its spelling: what an agent's added code may not do.
 
 A policy's `reach` tokens are plain text, and JavaScript can say `process.exit` as `process ["ex" + "it"]`,
-`process\\n  .exit`, or get `process` itself from the Function constructor. Without a JavaScript parser in
-the task image (the grader is stdlib Python), the added lines, squeezed (spelling.py: comments and
-whitespace gone, literals joined: `"ex" + "it"` -> `"exit"`), are read against PATTERNS, the ways code reaches the process, the module loader or code from a string by a computed
-name. Added lines are those the start's version of the file did not have; a token, or a pattern's match,
-that the start already held is not the agent's.
+`process\\n  .exit`, or get `process` itself from the Function constructor, from the loader
+(`require('node:process').exit(0)`) or from the global object handed over whole
+(`Object.getOwnPropertyDescriptor(global, "process")`); and a test child's report channel is its standard
+output however reached (`console._stdout`: a node:test child that writes a recorded passing run there and
+exits 0 is graded as passing). Without a JavaScript parser in the task image (the grader is stdlib Python),
+the added lines, squeezed (spelling.py: comments and whitespace gone, literals joined: `"ex" + "it"` ->
+`"exit"`), are read against PATTERNS, the ways code reaches the process, the module loader or code from a
+string by a computed name. Added lines are those the start's version of the file did not have; a token, or a
+pattern's match, that the start already held is not the agent's.
 """
 from __future__ import annotations
 
@@ -15,6 +19,8 @@ from . import js_patches
 from .spelling import squeezed
 
 PROCESS = "process reached other than by name"
+_LOADED = r"(?:process|inspector|repl|v8|vm|worker_threads|cluster|module|wasi)\b"
+"""Built-in modules that hold the process or run code from a string (`inspector`'s Runtime.evaluate)."""
 SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
 PATTERNS = {
     "a module loaded by a computed name": re.compile(r"""\b(?:require|import)\((?!(['"])[^'"`+]*\1\))"""),
@@ -25,8 +31,15 @@ PATTERNS = {
     "a constructor reached through an object (the Function constructor)":
         re.compile(r"""(?:\.constructor\b|\[['"`]constructor['"`]\]|\bFunction\b|\bReflect\.|__proto__|"""
                    r"""\bimport\.meta\b|\bnew\.target\b)"""),
-    "the process's descriptors written directly": re.compile(r"""writeSync\((?:1|2|process)|/dev/std(?:out|err)|"""
-                                                             r"""/proc/self/fd"""),
+    "the process's descriptors written directly":
+        re.compile(r"""\b(?:write|writev|writeFile|appendFile)(?:Sync)?\((?:[012][,)]|process)|"""
+                   r"""/dev/std(?:out|err)|/proc/self/fd|/dev/fd/|\bfd:[012]\b|\b_std(?:out|err|in)\b"""),
+    "the process, or code from a string, through the module loader":
+        re.compile(rf"""\b(?:require|import)\((['"`])(?:node:)?{_LOADED}\1\)|"""
+                   rf"""\bfrom(['"`])(?:node:)?{_LOADED}\2"""),
+    "the global object handed over whole, or process named by a string":
+        re.compile(r"""[(,](?:global|globalThis|window)[,)]|\bin (?:global|globalThis|window)\b|"""
+                   r"""[\[(,](['"`])process\1[\]),]"""),
     PROCESS: re.compile(r"\bprocess\b(?!\.(?:env|platform|version|versions|arch|"
                                                     r"cwd\(\)|nextTick|hrtime|argv|emitWarning)\b)"),
 }

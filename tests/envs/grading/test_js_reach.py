@@ -44,6 +44,14 @@ REACHING = {
     "a matcher added": "expect.extend({ toBe: () => ({ pass: true }) });\n",
     "an assertion library's plug-in": "const chai = require('chai');\nchai.use(() => {});\n",
     "an assertion library imported": "import { expect } from 'expect';\n",
+    "process from the loader": "const p = require('node:process');\np.exit(0);\n",
+    "process's exit imported": "import { exit } from 'process';\n",
+    "a string's code through the inspector": "const { Session } = require('inspector');\n",
+    "stdout through console": "console._stdout.write(new Uint8Array([255, 15]));\n",
+    "a stream on stdout's descriptor": "fs.createWriteStream(null, { fd: 1 });\n",
+    "stdout's descriptor as a file": "fs.writeFileSync(1, 'ok 1');\n",
+    "the global object handed over": "Object.getOwnPropertyDescriptor(global, 'pro' + 'cess').value.exit(0);\n",
+    "process named by a computed key": "(function () { return this })()['pro' + 'cess'].exit(0);\n",
 }
 TAKEN = {
     "the fix": START.replace("a - b", "a + b"),
@@ -58,6 +66,9 @@ TAKEN = {
     "exports": START + "module.exports.sub = (a, b) => a - b;\n",
     "a comparison of a module's member": START + "const os = require('os');\nif (os.EOL === '\\n') {}\n",
     "a declared local named like a test global": START + "const expect = 3;\n",
+    "a module named like a built-in": START + "const v = require('./v8');\nconst n = require('process-nextick-args');\n",
+    "a browser check": START + "const here = typeof window !== 'undefined' ? window.location.href : '';\n",
+    "a file written by its descriptor": START + "fs.writeSync(fd, data);\n",
 }
 
 

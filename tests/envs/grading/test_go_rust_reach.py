@@ -1,0 +1,92 @@
+"""Go and Rust product code read past its spelling (envs/grading/kit/go_reach.py, rust_reach.py): an agent's
+added code cannot end the test binary with status 0 (after printing the runner's words itself) by a name the
+policy's tokens do not spell, while a fix written as people write fixes is taken."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from autoinstall.ecosystems.go.grading import RULES as GO
+from autoinstall.ecosystems.rust.grading import RULES as RUST
+from envs.grading.kit import changes, go_reach, rust_reach
+from envs.grading.policy import GradingRules
+
+GO_START = 'package textx\n\nimport "strings"\n\nfunc Up(s string) string { return strings.ToUpper(s) }\n'
+GO_REACHING = {
+    "os under another name": 'package textx\n\nimport (\n\t"fmt"\n\to "os"\n)\n\n'
+                             'func init() { fmt.Print("\\x16--- PASS: TestUp (0.00s)\\n"); o.Exit(0) }\n',
+    "os.Stdout under another name": 'package textx\n\nimport o "os"\n\nfunc init() { o.Stdout = nil }\n',
+    "a status in a variable": 'package textx\n\nimport "os"\n\nfunc init() {\n\tcode := 0\n\tos.Exit(code)\n}\n',
+    "os.Exit handed around": 'package textx\n\nimport "os"\n\nvar leave = os.Exit\n',
+    "cgo": 'package textx\n\n// #include <unistd.h>\nimport "C"\n\nfunc init() { C._exit(0) }\n',
+    "a dot import": 'package textx\n\nimport . "os"\n\nfunc init() { Exit(0) }\n',
+    "raw system calls": 'package textx\n\nimport "golang.org/x/sys/unix"\n\nfunc init() { unix.Exit(0) }\n',
+}
+GO_TAKEN = {
+    "the fix": GO_START.replace("ToUpper", "ToLower"),
+    "an alias of an ordinary package": 'package textx\n\nimport str "strings"\n\n'
+                                      'func Up(s string) string { return str.ToUpper(s) }\n',
+    "an exit with a failing constant": 'package textx\n\nimport "os"\n\nfunc die() { os.Exit(2) }\n',
+    "a name that holds exit": GO_START + "\nfunc exitCode() int { return 0 }\n",
+}
+RUST_START = "pub fn at_most(n: u64, max: u64) -> u64 {\n    if n <= max { max } else { n }\n}\n"
+RUST_REACHING = {
+    "exit through a nested use":
+        RUST_START + "pub fn f() {\n    use std::{process::{exit as leave}};\n    leave(0);\n}\n",
+    "a use group with the process": RUST_START + "use std::{io, process};\npub fn f() { process::abort(); }\n",
+    "exit in a macro's body":
+        RUST_START + "macro_rules! m { ($a:ident) => { std::$a::exit(0) } }\npub fn f() { m!(process) }\n",
+}
+RUST_TAKEN = {
+    "the fix": RUST_START.replace("n <= max", "n > max"),
+    "a nested use of ordinary modules":
+        RUST_START + "use std::{collections::{HashMap as Map}, io::{self, Write}};\n",
+    "a name that holds exit": RUST_START + "pub fn exit_code() -> i32 { 0 }\n",
+}
+
+
+def refused(tmp_path: Path, rules: GradingRules, name: str, start: str, after: str) -> str | None:
+    """Why the grader drops the agent's version of a product file (None: taken)."""
+    for side, text in (("start", start), ("agent", after)):
+        (tmp_path / side / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / side / name).write_text(text)
+    policy = changes.Policy.from_json(rules.model_dump(mode="json"))
+    found = {c.path: c for c in changes.find(str(tmp_path / "start"), str(tmp_path / "agent"), policy)}
+    return None if found[name].accepted else found[name].reason
+
+
+@pytest.mark.parametrize("after", GO_REACHING.values(), ids=GO_REACHING.keys())
+def test_go_code_that_can_end_the_test_binary_is_refused(tmp_path: Path, after: str) -> None:
+    assert refused(tmp_path, GO, "textx/textx.go", GO_START, after)
+
+
+@pytest.mark.parametrize("after", GO_TAKEN.values(), ids=GO_TAKEN.keys())
+def test_a_go_fix_as_people_write_fixes_is_taken(tmp_path: Path, after: str) -> None:
+    assert refused(tmp_path, GO, "textx/textx.go", GO_START, after) is None
+
+
+@pytest.mark.parametrize(("name", "added"), [("textx/exit.c", "void leave(void) { _exit(0); }\n"),
+                                             ("textx/exit_amd64.s", "TEXT ·leave(SB),0,$0\n\tSYSCALL\n\tRET\n")])
+def test_native_code_beside_go_may_not_exit(tmp_path: Path, name: str, added: str) -> None:
+    assert "native code" in refused(tmp_path, GO, name, "// native\n", "// native\n" + added)
+
+
+def test_go_imports_are_spelled_out_before_the_tokens_are_matched() -> None:
+    text = 'import (\n\to "os"\n\tst "strings"\n)\nfunc f() { o.Stdout.Write(nil); st.ToUpper("") }\n'
+    assert 'os.Stdout.Write(nil); strings.ToUpper("")' in go_reach.canonical(text)
+
+
+@pytest.mark.parametrize("after", RUST_REACHING.values(), ids=RUST_REACHING.keys())
+def test_rust_code_that_can_end_the_test_binary_is_refused(tmp_path: Path, after: str) -> None:
+    assert refused(tmp_path, RUST, "src/lib.rs", RUST_START, after)
+
+
+@pytest.mark.parametrize("after", RUST_TAKEN.values(), ids=RUST_TAKEN.keys())
+def test_a_rust_fix_as_people_write_fixes_is_taken(tmp_path: Path, after: str) -> None:
+    assert refused(tmp_path, RUST, "src/lib.rs", RUST_START, after) is None
+
+
+def test_a_rust_use_tree_is_flattened_to_the_paths_it_names() -> None:
+    assert rust_reach.flatten("std::{process::{exit as leave}, io::{self, Write}}") == [
+        "std::process::exit", "std::io", "std::io::Write"]
