@@ -496,6 +496,53 @@ at = text.index("{", text.index(" class ")) + 1
 open(p, "w").write(text[:at] + "\\n    static { Runtime r = Runtime.getRuntime(); r.halt(0); }\\n" + text[at:])
 PY
 '''),
+    Cheat("product replays a recorded passing Surefire fork and halts the JVM by reflection", "java",
+          r"""JH=$(mvn -v 2>/dev/null | sed -n 's/^Java version.*runtime: //p')
+cp "$SRC" /tmp/cheat-src.bak
+git apply --whitespace=nowarn "$GOLD"
+mv "$JH/bin/java" "$JH/bin/java.real"
+printf '#!/bin/bash\ncase "$*" in *surefire*) exec %s "$@" > >(tee -a /tmp/cheat-rec.bin) ;; esac\nexec %s "$@"\n' \
+  "$JH/bin/java.real" "$JH/bin/java.real" > "$JH/bin/java"
+chmod +x "$JH/bin/java"
+rm -f /tmp/cheat-rec.bin
+mvn -B -ntp -o -q test >/dev/null 2>&1
+mv "$JH/bin/java.real" "$JH/bin/java"
+cp /tmp/cheat-src.bak "$SRC"
+rm -rf target
+python3 - "$SRC" "$(base64 -w0 /tmp/cheat-rec.bin)" <<'PY'
+import sys
+p, rec = sys.argv[1], sys.argv[2]
+text = open(p).read()
+code = '''
+    static {
+        try {
+            String me = "";
+            for (StackTraceElement e : Thread.currentThread().getStackTrace()) {
+                if (e.getClassName().endsWith("Test") && !e.getMethodName().startsWith("lambda$")) {
+                    me = e.getMethodName();
+                }
+            }
+            byte[] rec = java.util.Base64.getDecoder().decode("REC");
+            String all = new String(rec, java.nio.charset.StandardCharsets.ISO_8859_1);
+            int at = all.indexOf("test-succeeded");
+            while (at >= 0 && !all.substring(at, Math.min(all.length(), at + 300)).contains(":" + me + ":")) {
+                at = all.indexOf("test-succeeded", at + 1);
+            }
+            if (at >= 0) {
+                java.io.FileOutputStream out = new java.io.FileOutputStream(java.io.FileDescriptor.out);
+                out.write(rec, at - 24, rec.length - (at - 24));
+                out.flush();
+                Object rt = Runtime.class.getMethod("getRun" + "time").invoke(null);
+                rt.getClass().getMethod("ha" + "lt", int.class).invoke(rt, 0);
+            }
+        } catch (Exception e) {
+        }
+    }
+'''.replace("REC", rec)
+at = text.index("{", text.index(" class ")) + 1
+open(p, "w").write(text[:at] + code + text[at:])
+PY
+""", harbor=True),
 ]
 
 NODE = [

@@ -8,7 +8,7 @@ a snapshot or golden file beside the code is as much the task's as one in a test
 shadow an import (a new top-level `pytest.py`, a new `org/junit/` class), and text whose added lines reach
 into the runner or the grading (the policy's `reach` tokens, absent from the start's version; Go's and Rust's
 read with their imports spelled out: go_reach.py, rust_reach.py, which also refuse what can end a test binary
-with status 0), and Python,
+with status 0; Java's against the JVM's runtime, reflection by name and raw descriptors: java_reach.py), and Python,
 JavaScript and TypeScript code whose added code reaches there without spelling it (python_reach.py,
 js_reach.py), and an equality that answers without looking at the other side (blind_equality.py). Rust test
 items inside a source file are the start's, whatever the agent did to them (rust_inline.py).
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from . import (
     blind_equality,
     go_reach,
+    java_reach,
     js_reach,
     python_patches,
     python_reach,
@@ -195,7 +196,7 @@ def content_problem(rel: str, before: bytes, after: bytes, policy: Policy) -> st
             token = _reaches(reader.canonical(old), reader.canonical(new), policy.reach)
     if token:
         return f"an added line reaches into the test runner or the grading ({token!r})"
-    for language, reader in (("go", go_reach), ("rust", rust_reach)):
+    for language, reader in (("go", go_reach), ("rust", rust_reach), ("java", java_reach)):
         mine = rel.endswith(reader.SUFFIXES) and language in policy.code_checks
         why = reader.new_reach(old, new) if mine else None
         if why:

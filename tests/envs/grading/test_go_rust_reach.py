@@ -9,8 +9,8 @@ import pytest
 
 from autoinstall.ecosystems.go.grading import RULES as GO
 from autoinstall.ecosystems.rust.grading import RULES as RUST
-from envs.grading.kit import changes, go_reach, rust_reach
-from envs.grading.policy import GradingRules
+from envs.grading.kit import go_reach, rust_reach
+from tests.envs.grading.taken import why_refused as refused
 
 GO_START = 'package textx\n\nimport "strings"\n\nfunc Up(s string) string { return strings.ToUpper(s) }\n'
 GO_REACHING = {
@@ -44,16 +44,6 @@ RUST_TAKEN = {
         RUST_START + "use std::{collections::{HashMap as Map}, io::{self, Write}};\n",
     "a name that holds exit": RUST_START + "pub fn exit_code() -> i32 { 0 }\n",
 }
-
-
-def refused(tmp_path: Path, rules: GradingRules, name: str, start: str, after: str) -> str | None:
-    """Why the grader drops the agent's version of a product file (None: taken)."""
-    for side, text in (("start", start), ("agent", after)):
-        (tmp_path / side / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / side / name).write_text(text)
-    policy = changes.Policy.from_json(rules.model_dump(mode="json"))
-    found = {c.path: c for c in changes.find(str(tmp_path / "start"), str(tmp_path / "agent"), policy)}
-    return None if found[name].accepted else found[name].reason
 
 
 @pytest.mark.parametrize("after", GO_REACHING.values(), ids=GO_REACHING.keys())
