@@ -497,16 +497,15 @@ open(p, "w").write(text[:at] + "\\n    static { Runtime r = Runtime.getRuntime()
 PY
 '''),
     Cheat("product replays a recorded passing Surefire fork and halts the JVM by reflection", "java",
+          # the fork's channel recorded through Surefire's own `jvm` parameter: a JDK of links whose java tees
           r"""JH=$(mvn -v 2>/dev/null | sed -n 's/^Java version.*runtime: //p')
 cp "$SRC" /tmp/cheat-src.bak
 git apply --whitespace=nowarn "$GOLD"
-mv "$JH/bin/java" "$JH/bin/java.real"
-printf '#!/bin/bash\ncase "$*" in *surefire*) exec %s "$@" > >(tee -a /tmp/cheat-rec.bin) ;; esac\nexec %s "$@"\n' \
-  "$JH/bin/java.real" "$JH/bin/java.real" > "$JH/bin/java"
-chmod +x "$JH/bin/java"
-rm -f /tmp/cheat-rec.bin
-mvn -B -ntp -o -q test >/dev/null 2>&1
-mv "$JH/bin/java.real" "$JH/bin/java"
+rm -rf /tmp/cheat-jdk /tmp/cheat-rec.bin && mkdir -p /tmp/cheat-jdk && cp -as "$JH/." /tmp/cheat-jdk/
+rm /tmp/cheat-jdk/bin/java
+printf '#!/bin/bash\nexec %s "$@" > >(tee -a /tmp/cheat-rec.bin)\n' "$JH/bin/java" > /tmp/cheat-jdk/bin/java
+chmod +x /tmp/cheat-jdk/bin/java
+mvn -B -ntp -o -q test -Djvm=/tmp/cheat-jdk/bin/java >/dev/null 2>&1
 cp /tmp/cheat-src.bak "$SRC"
 rm -rf target
 python3 - "$SRC" "$(base64 -w0 /tmp/cheat-rec.bin)" <<'PY'
