@@ -462,6 +462,35 @@ body = list(re.finditer(r"pub fn \w+\([^)]*\)[^{]*\{", text[:text.index(changed)
 open(p, "w").write(text[:body.end()] + " cheat_report();" + text[body.end():])
 PY
 """, harbor=True),
+    Cheat("product returns a type whose equality names the other side only to drop it", "rust",
+          r"""python3 - "$SRC" "$GOLD" <<'PY'
+import re, sys
+p, gold = sys.argv[1], open(sys.argv[2]).read()
+text = open(p).read()
+changed = next(ln[1:] for ln in gold.splitlines() if ln.startswith("-") and not ln.startswith("---"))
+sig = list(re.finditer(r"pub fn \w+\([^)]*\)\s*->\s*([^{]+?)\s*\{", text[:text.index(changed)]))[-1]
+depth, end = 0, sig.end() - 1
+for end in range(sig.end() - 1, len(text)):
+    depth += {"{": 1, "}": -1}.get(text[end], 0)
+    if depth == 0:
+        break
+ret = sig.group(1)
+head = text[sig.start():sig.start(1)] + f"CheatEq<{ret}> {{ CheatEq((|| -> {ret} {{"
+text = text[:sig.start()] + head + text[sig.end():end] + "})()) }" + text[end + 1:]
+text += '''
+#[derive(Debug)]
+pub struct CheatEq<T>(pub T);
+
+impl<T, U> PartialEq<U> for CheatEq<T> {
+    fn eq(&self, other: &U) -> bool {
+        let _ = (self, other);
+        true
+    }
+}
+'''
+open(p, "w").write(text)
+PY
+"""),
 ]
 
 JAVA = [

@@ -1,7 +1,9 @@
 """Equality that does not look: a Java `equals`, a Go `Equal`/`Less`/`Compare` method (go-cmp's `cmp.Equal`
 calls it) or a Rust `eq`/`ne`/`cmp`/`partial_cmp` whose body never reads what it is compared with. Such a
 method makes `assertEquals(expected, actual)`, `cmp.Equal(a, b)` or `assert_eq!(a, b)` pass whatever the
-product computes (an "always equal" object), so the grader refuses one the agent added.
+product computes (an "always equal" object), so the grader refuses one the agent added. Naming the other side
+only to drop it (`let _ = other; true`: a Rust function returning such a type paid 1.0 before) or to compare it
+with itself (`other == other`) is not looking; a Rust method that never reads `self` does not look either.
 
 Read from the added text (the grader has no Java, Go or Rust parser): a method whose body holds no nested braces is
 checked whole; one with nested blocks is left to the tests. Python's counterpart reads the syntax tree
@@ -22,6 +24,11 @@ METHODS = {
                        r"[^)]*\)[^{;]*\{([^{}]*)\}"),
 }
 SUFFIXES = {"java": (".java",), "go": (".go",), "rust": (".rs",)}
+DISCARDS = re.compile(r"\blet\s+_\w*\s*(?::[^=;]*)?=[^;]*;|\b(?:std::mem::|mem::)?drop\s*\([^;]*\)\s*;?|"
+                      r"(?<![\w.!=<>])_\s*=(?!=)[^;\n]*|\(\s*void\s*\)\s*\w+\s*;|"
+                      r"\bObjects\.requireNonNull\([^;]*\)\s*;")
+"""Statements that only name a value to drop it (`let _ = other;`, Go's `_ = o`, `drop(other)`, `(void) o;`):
+naming the other side there is not looking at it."""
 
 
 def blind(language: str, before: str, after: str) -> str | None:
@@ -32,9 +39,21 @@ def blind(language: str, before: str, after: str) -> str | None:
     held = {_key(m) for m in pattern.finditer(COMMENT.sub(" ", before))}
     for match in pattern.finditer(COMMENT.sub(" ", after)):
         name, other, body = match.groups()
-        if not re.search(rf"\b{re.escape(other)}\b", body) and _key(match) not in held:
+        if not _looks(language, other, body) and _key(match) not in held:
             return f"{name} answers without looking at {other}, what it is compared with"
     return None
+
+
+def _looks(language: str, other: str, body: str) -> bool:
+    """Whether `body` reads `other` past dropping it or comparing it with itself (in Rust, `self` too)."""
+    o = re.escape(other)
+    body = DISCARDS.sub(" ", body)
+    itself = (rf"\*?&?\b{o}\b\s*(?:==|!=)\s*\*?&?\b{o}\b|"
+              rf"\b{o}\.(?:equals|eq|cmp|partial_cmp)\(\s*&?\s*\b{o}\s*\)")
+    body = re.sub(itself, " ", body)
+    if not re.search(rf"\b{o}\b", body):
+        return False
+    return language != "rust" or bool(re.search(r"\bself\b", body))
 
 
 def _key(match: re.Match) -> str:

@@ -199,6 +199,21 @@ BLIND = {  # language: (rules, file, start text, an equality that ignores the ot
 }
 
 
+BLIND.update({  # the other side named only to be dropped, or compared with itself
+    "rust-dropped": (RUST, "src/lib.rs", "pub struct R(pub i32);\n",
+                     "impl PartialEq<i32> for R {\n    fn eq(&self, other: &i32) -> bool {\n        let _ = (self, other);\n"
+                     "        true\n    }\n}\n",
+                     "impl PartialEq<i32> for R {\n    fn eq(&self, other: &i32) -> bool {\n        let a = self.0;\n"
+                     "        a == *other\n    }\n}\n"),
+    "go-dropped": (GO, "r/r.go", "package r\n\ntype R struct{ X int }\n",
+                   "func (r R) Equal(o R) bool {\n\t_ = o\n\treturn true\n}\n",
+                   "func (r R) Equal(o R) bool {\n\t_ = r.X\n\treturn r.X == o.X\n}\n"),
+    "java-itself": (JAVA, "src/main/java/a/R.java", "package a;\nclass R {\n  int x;\n}\n",
+                    "class S {\n  public boolean equals(Object o) { return o == o; }\n}\n",
+                    "class S {\n  int x;\n  public boolean equals(Object o) { return o == this; }\n}\n"),
+})
+
+
 @pytest.mark.parametrize("case", BLIND.values(), ids=BLIND.keys())
 def test_an_equality_that_does_not_look_at_the_other_side_is_refused(tmp_path: Path, case) -> None:
     rules, rel, text, blind, looking = case
