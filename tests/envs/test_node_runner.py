@@ -169,6 +169,9 @@ def test_jest_failure_details_and_console_output_name_no_test() -> None:
     assert _outcomes(printed_first) == {"lib/console.test.js > logs a list": "passed",
                                         "lib/console.test.js > outer > inner logs": "passed"}
     assert parse_node_summary(JEST_DETAILS) == {"passed": 5, "failed": 3, "error": 0, "skipped": 1}
+    mocha = "  console.log\n    ✔ prints a line\n    - prints colours\n\n  1 passing (2ms)\n  1 pending\n"
+    assert _outcomes(mocha) == {"console.log > prints a line": "passed",  # no jest header: a suite's name
+                                "console.log > prints colours": "skipped"}
 
 
 def test_vitest_default_reporter_names_failing_files_tests_so_counts_come_from_its_summary() -> None:
