@@ -34,9 +34,11 @@ from envs.spec import EnvSpec
 from tests.adversarial.surfaces import FIXTURES
 
 REPOS = Path(__file__).parent / "fixtures" / "repos"
-TASKED = frozenset(FIXTURES.values())
-"""Fixtures the run makes tasks of (the cheating agents' languages): their `env()` is their task build's
-environment (a one-commit copy of the same files), so one build serves both."""
+MATCHER_FIXTURE = "node_jest"
+"""The fixture tests/adversarial/test_matcher_cheat.py makes its task of (jest's expect and its matchers)."""
+TASKED = frozenset(FIXTURES.values()) | {MATCHER_FIXTURE}
+"""Fixtures the run makes tasks of (the cheating agents' languages, the matcher cheat's): their `env()` is
+their task build's environment (a one-commit copy of the same files), so one build serves both."""
 T = TypeVar("T")
 
 

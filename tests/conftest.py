@@ -27,7 +27,7 @@ SLOWEST = ("tests/autoinstall/test_go_toolchain.py", f"{_CHEATS}the_runtime_pays
            f"{_CHEATS}the_runtime_pays_only_the_fix[java]", f"{_CHEATS}harbor_pays_only_the_fix",
            "tests/autoinstall/test_tasks_docker.py", "tests/autoinstall/test_go_nested.py",
            "tests/envs/test_host_ca.py", f"{_CHEATS}swebench_resolves_only_the_fix",
-           f"{_CHEATS}the_runtime_pays_only_the_fix",
+           f"{_CHEATS}the_runtime_pays_only_the_fix", "tests/adversarial/test_matcher_cheat.py",
            "tests/autoinstall/test_ray_executor.py", "tests/autoinstall/test_java_modules.py",
            "tests/autoinstall/test_node_scripts.py", "tests/envs/test_go_runner.py",
            "tests/autoinstall/test_e2e_fixtures.py", "tests/autoinstall/test_tasks_docker_js_java.py",
@@ -35,7 +35,8 @@ SLOWEST = ("tests/autoinstall/test_go_toolchain.py", f"{_CHEATS}the_runtime_pays
            "tests/test_cli_signals.py", "tests/envs/test_docker.py")
 """Started first, longest first (as measured with --durations; 2026-12-04 at load ~20: the two Go toolchain
 builds 644 s and 610 s, test_tasks_docker's fixture 164 s then 280 s, go_nested 337 s, java_modules 223 s,
-node_scripts 218 s, go_runner 160 s), so the run does not end on one of them alone; an item takes the rank of
+node_scripts 218 s, go_runner 160 s; 2026-12-05 at load ~10: the matcher cheat 390 s with its node_jest build,
+which the e2e case then shares), so the run does not end on one of them alone; an item takes the rank of
 the first prefix its id starts with."""
 DOCKER_FIXTURES = ("docker_engine", "base_image", "builds")
 """Fixtures that need the engine: a test using one (directly or through its fixtures) is marked `docker`."""

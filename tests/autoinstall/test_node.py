@@ -1,7 +1,8 @@
 """The Node.js ecosystem: survey (package.json, lock files and their manager, engines/.nvmrc, scripts,
 workspaces, CI), the plan, diagnoses, repair rules, the lock-file pins and the npm cache warm-up, a whole
 build on the FakeFactory (a peer-dependency conflict repaired with --legacy-peer-deps, a test that needs
-the internet deselected with its evidence), and one real build on Docker."""
+the internet deselected with its evidence), real builds on Docker, and jest's and vitest's name filters leaving
+tests out in them."""
 from __future__ import annotations
 
 import json
@@ -297,3 +298,42 @@ def test_yarn_and_pnpm_fixtures_verify_on_docker_with_a_real_deselection_and_cou
     _, again = verify_image(spec, options.model_copy(update={"max_deselected": 1.0}), docker_factory(), NODE)
     assert again.last_run is not None and again.last_run.ran == 0
     assert again.collection.command == 3 and again.collection.selected == 0
+
+
+
+NAMED_RUNNERS = {
+    "node_jest": ("__tests__/text.test.js", "truncate > long text > ends with an ellipsis", "lib/numbers.test.js",
+                  ["words > splits on any whitespace", "words > drops empty words", "titleCase > capitalises each word",
+                   "truncate > short text > is left as it is"], 12),
+    "node_vitest": ("test/path.test.js", "extension > of a file > is what follows the last dot", "src/list.test.js",
+                    ["segments > drops empty parts", "join > collapses repeated slashes", "join > skips empty parts",
+                     "extension > of a dotfile > is empty"], 9),
+}
+"""Fixtures whose runner leaves a test out by its name (jest, vitest): the file kept, a nested test of it to
+leave out, the file to hide, the kept file's other tests, and the suite's size."""
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", sorted(NAMED_RUNNERS))
+def test_jest_and_vitest_leave_a_test_out_by_its_full_name_and_a_file_by_hiding_it(fixture: str,
+                                                                                   builds: Builds) -> None:
+    """The fixture (the run's one build of it: tests/builds.py) verified again with one test deselected by its
+    id `file > describe > ... > test`, which the runner leaves out by `-t` with a negative pattern of its full
+    name, and a whole test file, moved aside for the run; the suite is counted, none of it run, with the same
+    left out. (jest names the test it skipped; vitest's verbose reporter does not.)"""
+    built = builds.env(fixture)
+    assert built.spec.status == "verified", built.spec.failure
+    kept, nested, hidden, others, suite = NAMED_RUNNERS[fixture]
+    deselected = [Deselection(test=f"{kept} > {nested}", reason="one nested test, to see the runner leave it out"),
+                  Deselection(test=hidden, reason="the whole file, to see it left out")]
+    spec = built.spec.model_copy(update={"deselected": deselected})
+    _, again = verify_image(spec, BuildOptions(out_dir=built.out, max_deselected=1.0), docker_factory(), NODE)
+    run = again.last_run
+    assert run is not None, again
+    ran = {r.test_id: r.outcome for r in run.results if r.outcome != "skipped"}
+    assert ran == {f"{kept} > {name}": "passed" for name in others}, run.output_tail
+    skipped = [r for r in run.results if r.outcome == "skipped"]
+    assert all(r.test_id == f"{kept} > {nested}" and r.message.startswith("deselected: one") for r in skipped)
+    assert len(skipped) == (fixture == "node_jest")
+    assert again.collection is not None and (again.collection.command, again.collection.selected) == (suite, 4)

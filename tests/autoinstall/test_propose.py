@@ -98,6 +98,10 @@ EXPECTED = {
                         f"{PATH_BIN} && npm run lint:types && npm run build && node --test"),
     "node_lockfile": (("npm ci --no-audit --no-fund --prefer-offline --ignore-scripts", REBUILD), [],
                       "npm test --ignore-scripts"),
+    "node_jest": (("npm ci --no-audit --no-fund --prefer-offline --ignore-scripts", REBUILD), [],
+                  "npm test --ignore-scripts -- --verbose"),  # a bare `jest` names every test with --verbose
+    "node_vitest": (("npm ci --no-audit --no-fund --prefer-offline --ignore-scripts", REBUILD), [],
+                    "npm test --ignore-scripts -- --reporter=verbose"),  # vitest's default names failing tests only
     "hanging_test": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "uncollectable_test_file": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
 }

@@ -15,6 +15,10 @@ TAP = (DATA / "node_test_tap.txt").read_text()
 """Captured: node:test's TAP (Node 20.19) in tests/fixtures/repos/node_package."""
 SPEC = (DATA / "node_test_spec.txt").read_text()
 """Captured: node:test's spec reporter (Node 20.19) in tests/fixtures/repos/node_lockfile."""
+JEST_DETAILS = (DATA / "jest_verbose_failures_console.txt").read_text()
+"""Captured: jest 29.7 --verbose (Node 20) in tests/fixtures/repos/node_jest with three bugs put into
+lib/numbers.js and a file whose tests print (`- one`, `✓ fake pass`): failure details with diffs after the
+first file's tests, console output before the second file's header."""
 
 NODE_TAP = """TAP version 13
 # Subtest: test/range.js
@@ -150,6 +154,24 @@ def test_mocha_jest_and_vitest_marks() -> None:
         "src/index.spec.ts > path-to-regexp > parse > should parse simple": "passed",
         "src/index.spec.ts > path-to-regexp > compile > fails": "failed",
         "src/index.spec.ts > path-to-regexp > skipped one": "skipped"}
+
+
+def test_jest_failure_details_and_console_output_name_no_test() -> None:
+    assert _outcomes(JEST_DETAILS) == {
+        "lib/numbers.test.js > stats of a list": "passed", "lib/numbers.test.js > stats of a stream": "skipped",
+        "lib/numbers.test.js > clamp > keeps a value inside the bounds": "passed",
+        "lib/numbers.test.js > clamp > raises a value below the low bound": "failed",
+        "lib/numbers.test.js > clamp > lowers a value above the high bound": "passed",
+        "lib/numbers.test.js > range > counts up to the end, not including it": "failed",
+        "lib/numbers.test.js > range > takes a step": "failed",
+        "lib/console.test.js > logs a list": "passed", "lib/console.test.js > outer > inner logs": "passed"}
+    printed_first = JEST_DETAILS[JEST_DETAILS.index("  console.log\n"):]  # one file: its console comes first
+    assert _outcomes(printed_first) == {"lib/console.test.js > logs a list": "passed",
+                                        "lib/console.test.js > outer > inner logs": "passed"}
+    assert parse_node_summary(JEST_DETAILS) == {"passed": 5, "failed": 3, "error": 0, "skipped": 1}
+    mocha = "  console.log\n    ✔ prints a line\n    - prints colours\n\n  1 passing (2ms)\n  1 pending\n"
+    assert _outcomes(mocha) == {"console.log > prints a line": "passed",  # no jest header: a suite's name
+                                "console.log > prints colours": "skipped"}
 
 
 def test_vitest_default_reporter_names_failing_files_tests_so_counts_come_from_its_summary() -> None:

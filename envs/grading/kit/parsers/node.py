@@ -24,6 +24,12 @@ _FILE_HEADER = re.compile(r"^\s*(?:PASS|FAIL)\s+(?P<file>\S+)")
 _VITEST_FILE = re.compile(r"^\s*[✓❯×↓]\s+(?P<file>\S+\.[cm]?[jt]sx?)\s+\(\d+ tests?\b")
 """vitest's line per file (` ❯ src/a.spec.ts (101 tests | 15 failed) 36654ms`): its tests' lines name
 their suites themselves (`suite > test`), so no plain line is a suite after one."""
+_JEST_BLOCK = re.compile(r"^\s*(?:● \S|console\.[a-z]+$)")
+"""The head of a block jest prints beside its listing: a failure's details (`  ● suite › test`, then the
+diff, the code frame and the stack) after a file's tests, or a test's console output (`  console.log`, then
+what it printed) before its file's header. Every line of the block is indented deeper than its head: none of
+them names a test (a diff's `- Expected` or a printed `✓ done` would read as one). Only in output with jest's
+`PASS file`/`FAIL file` headers: mocha's suite may be named `console.log`."""
 _END_OF_LISTING = re.compile(r"^\s*\d+ passing \(|^\s*✖ failing tests:|^\s*Summary of all failing tests|"
                              r"^\s*⎯+ Failed Tests|^\s*Failures:\s*$")
 
@@ -74,20 +80,29 @@ def parse_tap(output: str) -> list:
 
 def parse_marks(output: str) -> list:
     """Tests from lines that start with a pass/fail/skip mark, named under the plain lines (suites) above
-    them at a lesser indentation, and under the file a `PASS file`/`FAIL file` header names (jest)."""
+    them at a lesser indentation, and under the file a `PASS file`/`FAIL file` header names (jest); jest's
+    failure details and console output are passed over (_JEST_BLOCK)."""
     results: list = []
     stack: list[tuple[int, str]] = []
     root, vitest = "", False
-    for line in clean(output).splitlines():
+    block: int | None = None  # the indentation of the jest block (_JEST_BLOCK) being passed over
+    lines = clean(output).splitlines()
+    jest = any(_FILE_HEADER.match(line) for line in lines)
+    for line in lines:
         if _END_OF_LISTING.match(line):
             break
         if not line.strip():
             continue
         if header := _FILE_HEADER.match(line) or _VITEST_FILE.match(line):
-            root, stack = header.group("file"), []
+            root, stack, block = header.group("file"), [], None
             vitest = vitest or header.re is _VITEST_FILE
             continue
         indent = len(line) - len(line.lstrip())
+        if block is not None and indent > block:
+            continue
+        block = indent if jest and _JEST_BLOCK.match(line) else None
+        if block is not None:
+            continue
         while stack and stack[-1][0] >= indent:
             stack.pop()
         m = _MARK.match(line)
