@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
+from autoinstall.tasks import doctests
 from autoinstall.tasks.languages import grammar_for
 from autoinstall.tasks.mutation import functions
 from tools.lint import parse
@@ -43,6 +44,8 @@ class Function:
     label: str = ""
     """An anonymous test function's description (`test("adds numbers", () => ...)`)."""
     test: bool = False
+    doc: bool = False
+    """A doc test: a code block of a doc comment (doctests.py), `start` its opening fence's line."""
 
     @property
     def short(self) -> str:
@@ -71,9 +74,15 @@ class CodeIndex:
         return index
 
     def test_function(self, test_id: str) -> Function | None:
-        """The test function a test id names: its last token that names a function of a test file (the one
-        in the file the id names, when several), else an anonymous test whose description ends the id."""
+        """The test function a test id names: a doc test's block by its file and line (doctests.py), else its
+        last token that names a function of a test file (the one in the file the id names, when several), else
+        an anonymous test whose description ends the id."""
         tests = [f for f in self.functions if f.test]
+        if (block := doctests.place(test_id)) is not None:
+            path, line = block
+            found = [f for f in tests if f.doc and f.start == line and (f.file == path or
+                                                                        f.file.endswith(f"/{path}"))]
+            return found[0] if len(found) == 1 else None
         for token in reversed(_ID_TOKEN.findall(test_id.split("[", 1)[0])):
             found = [f for f in tests if f.short == token]
             if found:
@@ -131,6 +140,21 @@ def _functions_of(path: str, text: str, is_test: bool) -> list[Function]:
         out.append(Function(file=path, name=name, start=node.start_point[0] + 1, end=node.end_point[0] + 1,
                             text=(node.text or b"").decode("utf-8", "replace"), refs=frozenset(_refs(body)),
                             label=_label(node) if test else "", test=test))
+    return out + (_doc_tests(path, text) if grammar.doc_tests and not is_test else [])
+
+
+def _doc_tests(path: str, text: str) -> list[Function]:
+    """The doc tests of a source file, as test functions: named `ITEM (line N)`, referring to the names of
+    their code and to the item their doc comment documents."""
+    out = []
+    for block in doctests.doc_blocks(text):
+        code = block.code.split("\n", 1)[1] if "\n" in block.code else ""
+        tree = parse(path, f"fn doc_test() {{\n{code}\n}}\n")
+        refs = (_refs(tree.root_node) if tree is not None else set()) - {"doc_test"}
+        if block.item:
+            refs.add(block.item)
+        out.append(Function(file=path, name=f"{block.item} (line {block.line})".strip(), start=block.line,
+                            end=block.end, text=block.code, refs=frozenset(refs), test=True, doc=True))
     return out
 
 

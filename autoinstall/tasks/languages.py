@@ -66,6 +66,9 @@ class Grammar:
     package_root: str = ""
     """The folder below which folders are package names (Java's `src/main/java`: `com/example/tools` is no
     test folder): only the folders down to it can make a file a test."""
+    doc_tests: bool = False
+    """The code blocks of its doc comments run as tests (rustdoc): each is a test function of the code index,
+    placed by its block (doctests.py)."""
 
 
 PYTHON = Grammar(
@@ -95,7 +98,7 @@ RUST = Grammar(
     strings=frozenset({"string_literal"}), negations=frozenset({"unary_expression"}),
     removable=frozenset({"expression_statement"}), guards=frozenset(),
     exits=frozenset({"return_expression"}), empty_statement="", arguments=frozenset({"arguments"}),
-    skip_scopes=("tests", "test"),
+    skip_scopes=("tests", "test"), doc_tests=True,
 )
 _JS_FUNCTIONS = frozenset({"function_declaration", "function_expression", "arrow_function",
                            "method_definition", "generator_function_declaration", "generator_function"})

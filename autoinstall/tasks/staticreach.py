@@ -3,9 +3,9 @@
 
 From the changed functions, the callers are followed backwards (by name, MAX_DISTANCE calls at most); a test
 whose function is among them reaches the change. A method called implicitly (Python's `__init__`, `__eq__`,
-...) is reached through its class's name. A test the index cannot place, and every test when the change is
-outside any function (a module-level table), counts as reaching it: the selection may be too wide, never
-too narrow by what the graph knows.
+...) is reached through its class's name. A Rust doc test is the code block its id names (doctests.py). A test
+the index cannot place, and every test when the change is outside any function (a module-level table), counts
+as reaching it: the selection may be too wide, never too narrow by what the graph knows.
 """
 from __future__ import annotations
 
