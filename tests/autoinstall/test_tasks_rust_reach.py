@@ -117,3 +117,115 @@ def test_the_fixtures_doc_test_runs_for_add_and_not_for_the_other_functions() ->
     at_most = mutant("at_most", "n > max", "n < max", LIB)
     assert reach.reaching(at_most) == ["rust_crate-lib::tests::caps"]
 
+
+OPERATORS = '''use std::cmp::Ordering;
+use std::fmt;
+use std::ops::Add;
+
+pub struct Version {
+    pub major: u64,
+}
+
+pub fn parse(text: &str) -> Version {
+    Version { major: text.len() as u64 }
+}
+
+pub fn add(a: u64, b: u64) -> u64 {
+    a + b
+}
+
+impl PartialEq for Version {
+    fn eq(&self, other: &Self) -> bool {
+        self.major == other.major
+    }
+}
+
+impl PartialOrd for Version {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Version {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.major.cmp(&other.major)
+    }
+}
+
+impl fmt::Display for Version {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}", self.major)
+    }
+}
+
+impl Add for Version {
+    type Output = Version;
+    fn add(self, other: Version) -> Version {
+        Version { major: self.major + other.major }
+    }
+}
+'''
+OPERATOR_TESTS = '''use demo::*;
+
+#[test]
+fn equal() {
+    assert!(parse("1") == parse("1"));
+}
+
+#[test]
+fn ordered() {
+    assert!(parse("1") < parse("22"));
+}
+
+#[test]
+fn shown() {
+    assert_eq!(format!("{}", parse("1")), "1");
+}
+
+#[test]
+fn summed() {
+    let v = parse("1") + parse("2");
+    assert!(v.major == 2);
+}
+
+#[test]
+fn counted() {
+    let n = 1 + 2;
+    assert!(n > 0);
+}
+
+#[test]
+fn adds() {
+    assert!(add(1, 2) == 3);
+}
+'''
+
+
+def test_a_method_an_operator_dispatches_to_is_reached_through_the_operator() -> None:
+    """`==` calls every impl's eq, `<` partial_cmp (and through it cmp), `format!` fmt, `+` add, inside a macro's
+    arguments too; a free function named like a trait method (`add`) is reached by its name only."""
+    index = CodeIndex.build({"src/lib.rs": OPERATORS}, {"tests/version.rs": OPERATOR_TESTS})
+    names = ["equal", "ordered", "shown", "summed", "counted", "adds"]
+    reach = StaticReach(index, [f"version-test::{n}" for n in names])
+
+    def reaching(function: str, old: str, new: str) -> list[str]:
+        assert old in OPERATORS
+        return [t.split("::")[1] for t in reach.reaching(mutant(function, old, new, OPERATORS))]
+
+    assert reaching("Version.eq", "self.major == other.major", "self.major != other.major") == [
+        "adds", "equal", "shown", "summed"]  # adds and summed compare with ==; assert_eq! does too
+    assert reaching("Version.cmp", "self.major.cmp(&other.major)", "other.major.cmp(&self.major)") == [
+        "counted", "ordered"]
+    assert reaching("Version.fmt", 'write!(f, "{}", self.major)', 'write!(f, "v{}", self.major)') == ["shown"]
+    assert reaching("Version.add", "self.major + other.major", "self.major - other.major") == [
+        "adds", "counted", "summed"]  # the free add holds a `+` (by name, not type: wider, never narrower)
+    assert reaching("add", "    a + b\n", "    a - b\n") == ["adds"]
+
+
+def test_a_test_id_is_placed_in_the_file_whose_name_it_holds_longest() -> None:
+    """cargo's ids start with the test binary, the file's stem: `test_version` is in `test_version_req` too."""
+    test = "#[test]\nfn test_parse() {\n    assert!(true);\n}\n"
+    index = CodeIndex.build({}, {"tests/test_version.rs": test, "tests/test_version_req.rs": test})
+    for stem in ("test_version", "test_version_req"):
+        found = index.test_function(f"{stem}-test::test_parse")
+        assert found is not None and found.file == f"tests/{stem}.rs"
