@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import tree_sitter
 
-from autoinstall.tasks.languages import grammar_for
+from autoinstall.tasks import doctests
+from autoinstall.tasks.languages import Grammar, grammar_for
 from autoinstall.tasks.mutation import functions
 from tools.lint import parse
 
@@ -24,6 +25,12 @@ MAX_DISTANCE = 6
 _NAMES = frozenset({"identifier", "field_identifier", "property_identifier", "type_identifier",
                     "shorthand_property_identifier"})
 _CALLS_WITH_LABEL = frozenset({"call", "call_expression"})
+_OPERATOR_PARENTS = frozenset({"binary_expression", "compound_assignment_expr", "token_tree"})
+"""Where an operator token calls a method (Rust's binary and compound assignments, and a macro's arguments:
+`assert!(a < b)`); elsewhere `<` is a generic's bracket."""
+IMPLICIT = "implicit:"
+"""Prefix of a reference to a method called without its name (`a == b` refers to `implicit:eq`): only a method
+(a function of an impl or a class) is called so (staticreach.py)."""
 _ID_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+\d+(?:,\d+)? @@")
 
@@ -43,6 +50,8 @@ class Function:
     label: str = ""
     """An anonymous test function's description (`test("adds numbers", () => ...)`)."""
     test: bool = False
+    doc: bool = False
+    """A doc test: a code block of a doc comment (doctests.py), `start` its opening fence's line."""
 
     @property
     def short(self) -> str:
@@ -71,13 +80,19 @@ class CodeIndex:
         return index
 
     def test_function(self, test_id: str) -> Function | None:
-        """The test function a test id names: its last token that names a function of a test file (the one
-        in the file the id names, when several), else an anonymous test whose description ends the id."""
+        """The test function a test id names: a doc test's block by its file and line (doctests.py), else its
+        last token that names a function of a test file (the one in the file the id names most of, when
+        several), else an anonymous test whose description ends the id."""
         tests = [f for f in self.functions if f.test]
+        if (block := doctests.place(test_id)) is not None:
+            path, line = block
+            found = [f for f in tests if f.doc and f.start == line and (f.file == path or
+                                                                        f.file.endswith(f"/{path}"))]
+            return found[0] if len(found) == 1 else None
         for token in reversed(_ID_TOKEN.findall(test_id.split("[", 1)[0])):
             found = [f for f in tests if f.short == token]
             if found:
-                return next((f for f in found if f.file in test_id or _stem(f.file) in test_id), found[0])
+                return max(found, key=lambda f: _named_by(f.file, test_id))
         last = re.split(r" > | › ", test_id)[-1].strip()
         return next((f for f in tests if f.label and f.label == last), None)
 
@@ -116,6 +131,12 @@ def _stem(path: str) -> str:
     return path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
+def _named_by(path: str, test_id: str) -> int:
+    """How much of `test_id` names the file: its path, else the longest stem (`test_version_req-test::x` is
+    tests/test_version_req.rs's, not tests/test_version.rs's); -1 when neither is in it."""
+    return len(path) + 1000 if path in test_id else len(_stem(path)) if _stem(path) in test_id else -1
+
+
 def _functions_of(path: str, text: str, is_test: bool) -> list[Function]:
     """The functions of one file; in a source file, those the grammar keeps out of mutation (Rust's
     `#[test]` functions and test modules) are tests too."""
@@ -129,18 +150,44 @@ def _functions_of(path: str, text: str, is_test: bool) -> list[Function]:
         node = body.parent or body
         test = is_test or body.id not in product
         out.append(Function(file=path, name=name, start=node.start_point[0] + 1, end=node.end_point[0] + 1,
-                            text=(node.text or b"").decode("utf-8", "replace"), refs=frozenset(_refs(body)),
+                            text=(node.text or b"").decode("utf-8", "replace"),
+                            refs=frozenset(_refs(body, grammar.implicit_calls)),
                             label=_label(node) if test else "", test=test))
+    return out + (_doc_tests(path, text, grammar) if grammar.doc_tests and not is_test else [])
+
+
+def _doc_tests(path: str, text: str, grammar: Grammar) -> list[Function]:
+    """The doc tests of a source file, as test functions: named `ITEM (line N)`, referring to the names of
+    their code and to the item their doc comment documents."""
+    out = []
+    for block in doctests.doc_blocks(text):
+        code = block.code.split("\n", 1)[1] if "\n" in block.code else ""
+        tree = parse(path, f"fn doc_test() {{\n{code}\n}}\n")
+        refs = (_refs(tree.root_node, grammar.implicit_calls) if tree is not None else set()) - {"doc_test"}
+        if block.item:
+            refs.add(block.item)
+        out.append(Function(file=path, name=f"{block.item} (line {block.line})".strip(), start=block.line,
+                            end=block.end, text=block.code, refs=frozenset(refs), test=True, doc=True))
     return out
 
 
-def _refs(body: tree_sitter.Node) -> set[str]:
-    names, stack = set(), [body]
+def _refs(body: tree_sitter.Node, implicit: dict[str, frozenset[str]]) -> set[str]:
+    """The names `body` refers to, and IMPLICIT + each method an operator, macro or method it holds calls
+    without naming it (`implicit`, keyed by an operator token in an expression or a macro's arguments, a
+    node type, or a name)."""
+    names: set[str] = set()
+    stack: list[tuple[tree_sitter.Node, str]] = [(body, "")]
     while stack:
-        node = stack.pop()
+        node, parent = stack.pop()
+        key = node.type
         if node.type in _NAMES and node.text:
-            names.add(node.text.decode("utf-8", "replace"))
-        stack.extend(node.children)
+            key = node.text.decode("utf-8", "replace")
+            names.add(key)
+        elif not node.is_named and parent not in _OPERATOR_PARENTS:
+            key = ""
+        if implicit and key in implicit:
+            names.update(IMPLICIT + method for method in implicit[key])
+        stack.extend((child, node.type) for child in node.children)
     return names
 
 

@@ -66,6 +66,12 @@ class Grammar:
     package_root: str = ""
     """The folder below which folders are package names (Java's `src/main/java`: `com/example/tools` is no
     test folder): only the folders down to it can make a file a test."""
+    implicit_calls: dict[str, frozenset[str]] = field(default_factory=dict)
+    """What calls a method without naming it -> the methods (trait methods an operator dispatches to): an
+    operator token (`==` -> eq), a node type (`try_expression` -> from) or a name (`format` -> fmt)."""
+    doc_tests: bool = False
+    """The code blocks of its doc comments run as tests (rustdoc): each is a test function of the code index,
+    placed by its block (doctests.py)."""
 
 
 PYTHON = Grammar(
@@ -87,6 +93,23 @@ GO = Grammar(
     removable=frozenset({"expression_statement"}), guards=frozenset({"if_statement"}),
     exits=frozenset({"return_statement"}), empty_statement="", arguments=frozenset({"argument_list"}),
 )
+_ORDER = frozenset({"partial_cmp", "cmp", "lt", "le", "gt", "ge"})
+_RUST_OPERATORS = {"+": "add", "-": "sub", "*": "mul", "/": "div", "%": "rem", "&": "bitand", "|": "bitor",
+                   "^": "bitxor", "<<": "shl", ">>": "shr"}
+RUST_IMPLICIT_CALLS: dict[str, frozenset[str]] = {
+    "==": frozenset({"eq"}), "!=": frozenset({"ne", "eq"}),
+    **{op: _ORDER for op in ("<", ">", "<=", ">=")},
+    **{op: frozenset({method}) for op, method in _RUST_OPERATORS.items()},
+    **{f"{op}=": frozenset({f"{method}_assign"}) for op, method in _RUST_OPERATORS.items()},
+    "try_expression": frozenset({"from"}), "index_expression": frozenset({"index", "index_mut"}),
+    **{m: frozenset({"eq", "ne", "fmt"}) for m in ("assert_eq", "assert_ne", "debug_assert_eq", "debug_assert_ne")},
+    **{m: frozenset({"fmt"}) for m in ("format", "format_args", "print", "println", "eprint", "eprintln", "write",
+                                       "writeln", "panic", "to_string")},
+    **{m: _ORDER for m in ("sort", "sort_unstable", "binary_search", "max", "min", "clamp")},
+    **{m: frozenset({"eq"}) for m in ("contains", "dedup")},
+}
+"""Rust's operators, formatting macros (`{}` is Display::fmt, `{:?}` Debug::fmt), `?` (From::from) and the std
+methods that compare (sort, max, contains): the trait methods they call."""
 RUST = Grammar(
     name="rust", suffixes=(".rs",),
     functions=frozenset({"function_item"}), scopes=frozenset({"impl_item", "mod_item", "trait_item"}),
@@ -95,7 +118,7 @@ RUST = Grammar(
     strings=frozenset({"string_literal"}), negations=frozenset({"unary_expression"}),
     removable=frozenset({"expression_statement"}), guards=frozenset(),
     exits=frozenset({"return_expression"}), empty_statement="", arguments=frozenset({"arguments"}),
-    skip_scopes=("tests", "test"),
+    skip_scopes=("tests", "test"), implicit_calls=RUST_IMPLICIT_CALLS, doc_tests=True,
 )
 _JS_FUNCTIONS = frozenset({"function_declaration", "function_expression", "arrow_function",
                            "method_definition", "generator_function_declaration", "generator_function"})

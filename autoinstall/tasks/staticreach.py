@@ -3,14 +3,16 @@
 
 From the changed functions, the callers are followed backwards (by name, MAX_DISTANCE calls at most); a test
 whose function is among them reaches the change. A method called implicitly (Python's `__init__`, `__eq__`,
-...) is reached through its class's name. A test the index cannot place, and every test when the change is
-outside any function (a module-level table), counts as reaching it: the selection may be too wide, never
-too narrow by what the graph knows.
+...) is reached through its class's name; one an operator dispatches to (Rust's `eq` by `==`, `partial_cmp` by
+`<`, `fmt` by `format!`, `add` by `+`: the grammar's `implicit_calls`) through the operator, in any function
+that uses it. A Rust doc test is the code block its id names (doctests.py). A test the index cannot place, and
+every test when the change is outside any function (a module-level table), counts as reaching it: the
+selection may be too wide, never too narrow by what the graph knows.
 """
 from __future__ import annotations
 
 from autoinstall.tasks.candidate import Candidate
-from autoinstall.tasks.codeindex import MAX_DISTANCE, CodeIndex, Function
+from autoinstall.tasks.codeindex import IMPLICIT, MAX_DISTANCE, CodeIndex, Function
 from autoinstall.tasks.difficulty import changed_functions
 
 
@@ -54,8 +56,11 @@ class StaticReach:
 
 
 def _called_as(function: Function) -> set[str]:
-    """The names a call of `function` shows: its own, and its class's for a method called implicitly."""
+    """The names a call of `function` shows: its own; a method's as an operator or macro calls it (IMPLICIT:
+    Rust's `==` calls every `eq` of an impl); and its class's for a Python method called implicitly."""
     names = {function.short}
-    if "." in function.name and function.short.startswith("__"):
-        names.add(function.name.rsplit(".", 2)[-2])
+    if "." in function.name:
+        names.add(IMPLICIT + function.short)
+        if function.short.startswith("__"):
+            names.add(function.name.rsplit(".", 2)[-2])
     return names

@@ -9,6 +9,11 @@ src/bin/), `test` (integration tests under tests/), `bench`, `example`, and `doc
 `integration-test::add_is_commutative`, `rust_crate-doc::src/lib.rs - add (line 5)`. A target that does not
 compile is one `error` result named by the prefix its tests would have had (`api-test`), from cargo's
 `could not compile` line. A deselected name is skipped in every binary that has it (libtest knows no binary).
+
+A selection (`select_command`) is at most two runs of the command, so its ids are the whole suite's: every
+selected name but the doc tests exactly (`cargo test --tests -- --exact NAME...`), and the doc tests by one
+space-free piece of each name (`cargo test --doc -- PIECE...`): rustdoc splits its test-name arguments at
+whitespace, so a doc test's whole name (`src/lib.rs - add (line 5)`) never matches itself.
 """
 from __future__ import annotations
 
@@ -23,6 +28,22 @@ from envs.testrun.junit import count
 
 _CARGO_TEST = re.compile(r"\bcargo\s+(?:\+\S+\s+)?test\b")
 _LISTED = re.compile(r"^(?P<name>.+): test$")
+_TARGETS = re.compile(r"\s--(?:lib|bins?|tests?|examples?|benches|bench|all-targets|doc)(?=[\s=]|$)")
+"""Target options of a command: it already leaves doc tests out (or runs only them, `--doc`)."""
+SELECT_CALL = "autoinstall_cargo_select"
+"""The shell function a selecting command defines and calls: cargo_test_command's skips are its arguments."""
+_DOC_ID = "^[^:]*-doc::"
+_DOC_PIECE = ("awk '{ i = index($0, \" - \"); rest = substr($0, i + 3); j = index(rest, \" (line \"); "
+              "item = substr(rest, 1, j - 1); if (i > 0 && j > 1 && item !~ / /) { print item; next } "
+              "n = split($0, p, \" \"); best = p[1]; for (k = 2; k <= n; k++) "
+              "if (length(p[k]) > length(best)) best = p[k]; print best }'")
+"""A doc test's name -> the piece rustdoc filters it by: its item's path (`add`, `Version::parse`), else its
+longest space-free piece (the file, for a module's or the crate's own docs)."""
+_SPLIT_ARGS = ('for a in "$@"; do [ "$a" = --exact ] && continue; args+=("$a"); '
+               'if [ -n "$skip" ]; then case "$a" in *" "*) ;; *) dargs+=(--skip "$a");; esac; skip=""; '
+               'elif [ "$a" = --skip ]; then skip=1; else dargs+=("$a"); fi; done;')
+"""The function's arguments less `--exact`: `args` for the exact run, `dargs` for the doc run (the skips of names
+without a space only: rustdoc would split one with a space into filters)."""
 
 
 def cargo_test_command(command: str, deselected: list[Deselection]) -> str:
@@ -32,8 +53,39 @@ def cargo_test_command(command: str, deselected: list[Deselection]) -> str:
     names = sorted({d.test.split("::", 1)[1] for d in deselected if "::" in d.test})
     if names:
         skips = " ".join(f"--skip {shlex.quote(n)}" for n in names) + " --exact"
-        command = f"{command} {skips}" if " -- " in f"{command} " else f"{command} -- {skips}"
+        selecting = command.endswith(SELECT_CALL)  # the selection's runs take the skips (see select_command)
+        command = f"{command} {skips}" if selecting or " -- " in f"{command} " else f"{command} -- {skips}"
     return f"{command} 2>&1"
+
+
+def select_command(command: str, select_file: str, folder: str) -> str:
+    """`command` running only the tests the ids in `select_file` name (`<binary>-<kind>::<name>`, one a line), as
+    a shell function that runs it at most twice (each in a subshell, the worse exit status kept): the names of
+    every kind but `doc` exactly, with `--tests` (unless the command names its targets), and the doc tests by
+    one space-free piece of each name, with `--doc`. The function's arguments (cargo_test_command's `--skip
+    NAME ... --exact`) follow the filters of both runs, the `--exact` once, and not in the doc run, whose pieces
+    match as substrings. A name runs in every binary that has it and a piece may match other doc tests: the
+    run may report more than the ids, never fewer. `folder` is unused: cargo needs no plug-in."""
+    quoted = shlex.quote(select_file)
+    tests = command if _TARGETS.search(command) else _CARGO_TEST.sub(lambda m: f"{m.group(0)} --tests", command,
+                                                                     count=1)
+    docs = command if re.search(r"\s--doc\b", command) else _CARGO_TEST.sub(lambda m: f"{m.group(0)} --doc",
+                                                                             command, count=1)
+    body = (f"local -a tests docs args dargs; local a skip='' rc=0; "
+            f"mapfile -t tests < <(grep -v '{_DOC_ID}' {quoted} | sed 's/^[^:]*:://' | sort -u); "
+            f"mapfile -t docs < <(grep '{_DOC_ID}' {quoted} | sed 's/^[^:]*:://' | {_DOC_PIECE} | sort -u); "
+            f"{_SPLIT_ARGS} "
+            f"{_run_if_any(tests, 'tests', 'args', exact=True)} {_run_if_any(docs, 'docs', 'dargs', exact=False)} "
+            "return $rc")
+    return f"{SELECT_CALL}() {{ {body}; }}; {SELECT_CALL}"
+
+
+def _run_if_any(command: str, array: str, extra: str, *, exact: bool) -> str:
+    """`command` in a subshell when the bash array `array` has names: they (then the array `extra`) are
+    libtest's filters, after the command's `--`; its failure is kept in `rc`."""
+    filters = f'{"--exact " if exact else ""}"${{{array}[@]}}" "${{{extra}[@]}}"'
+    filtered = f"{command} {filters}" if " -- " in f"{command} " else f"{command} -- {filters}"
+    return f"if [ ${{#{array}[@]}} -gt 0 ]; then ( {filtered} ) || rc=$?; fi;"
 
 
 def parse_libtest(output: str) -> list[TestResult]:

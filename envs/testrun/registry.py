@@ -34,7 +34,8 @@ GO = RunnerAbilities(
 UNITTEST = RunnerAbilities(name="unittest", run=unittest_runner.run, collect=unittest_runner.collect,
                            per_test_ids="always", report="unittest", grading=grade_unittest, test_files=unittest_files)
 CARGO = RunnerAbilities(name="cargo", run=cargo_runner.run, collect=cargo_runner.collect, per_test_ids="always",
-                        report="libtest", warm_up=True, grading=grade_cargo)
+                        select=IdSelection(files={}, wrap=cargo_runner.select_command), report="libtest",
+                        warm_up=True, grading=grade_cargo)
 NODE = RunnerAbilities(
     name="node", run=node_runner.run, collect=node_runner.collect, per_test_ids="when printed", report="node",
     grading=grade_node, test_files=node_files)

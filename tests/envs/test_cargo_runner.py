@@ -3,13 +3,14 @@ counts, and Cargo's cache env. Fast: no Docker, no cargo; the outputs are captur
 cargo 1.85."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from envs.base import ExecResult
 from envs.docker.container import DockerSandboxConfig, container_env
 from envs.fake import FakeSandbox
 from envs.spec import Deselection
-from envs.testrun import collect_count, run_tests
+from envs.testrun import abilities, collect_count, run_tests
 from envs.testrun.cargo_runner import cargo_test_command, parse_libtest
 
 DATA = Path(__file__).parent / "data"
@@ -95,3 +96,47 @@ def test_cargo_registry_cache_is_under_cache_in_both_modes(tmp_path: Path) -> No
         env = container_env(DockerSandboxConfig(cache_dir=tmp_path, cache_mode=mode, ca_bundle=None))
         assert env["CARGO_HOME"] == "/cache/cargo"
     assert "CARGO_HOME" not in container_env(DockerSandboxConfig(ca_bundle=None))
+
+
+SHOW = "cargo() { printf '%s|' \"$@\"; echo; [ \"$2\" != --tests ]; }; "
+"""A `cargo` that prints its arguments (one line a run, `|` after each) and fails its `--tests` run."""
+SELECTED = ["rust_crate-lib::tests::adds", "integration-test::add_is_commutative", "rust_crate-lib::tests::adds",
+            "rust_crate-doc::src/lib.rs - add (line 5)", "rust_crate-doc::src/lib.rs - Version::parse (line 40)",
+            "rust_crate-doc::src/lib.rs - (line 3)"]
+
+
+def runs_of(command: str, ids: list[str], tmp_path: Path, deselected: list[Deselection] | None = None
+            ) -> tuple[list[list[str]], int]:
+    """The selecting command as the runner runs it (skips, stderr merged) under bash with SHOW's cargo: each
+    run's arguments, and the exit status."""
+    select_file = tmp_path / "select.txt"
+    select_file.write_text("".join(f"{i}\n" for i in ids))
+    select = abilities("cargo").select
+    assert select is not None
+    full = cargo_test_command(select.command(command, str(select_file), "/unused"), deselected or [])
+    shown = subprocess.run(["bash", "-c", SHOW + full], capture_output=True, text=True, check=False)
+    return [line.split("|")[:-1] for line in shown.stdout.splitlines()], shown.returncode
+
+
+def test_a_selection_is_one_exact_run_of_its_names_and_one_doc_run_by_a_piece_of_each(tmp_path: Path) -> None:
+    """Every name but doc tests after one `--exact` (`--tests`: no doc test compiles), each once; doc tests by
+    their item's path, or the longest space-free piece of an item-less name (rustdoc splits names at spaces);
+    the deselections' skips follow both (a doc run's only where the name has no space), `--exact` still once,
+    and the failing first run's status is kept though the second ran."""
+    deselected = [Deselection(test="x-lib::slow", reason="network"),
+                  Deselection(test="rust_crate-doc::src/lib.rs - fetch (line 9)", reason="network")]
+    runs, status = runs_of("cargo test --offline", SELECTED, tmp_path, deselected)
+    assert runs == [
+        ["test", "--tests", "--offline", "--", "--exact", "add_is_commutative", "tests::adds",
+         "--skip", "slow", "--skip", "src/lib.rs - fetch (line 9)"],
+        ["test", "--doc", "--offline", "--", "Version::parse", "add", "src/lib.rs", "--skip", "slow"]]
+    assert status != 0
+    assert sum(arg == "--exact" for run in runs for arg in run) == 1
+
+
+def test_a_selection_keeps_the_commands_own_arguments_and_runs_only_what_it_has(tmp_path: Path) -> None:
+    runs, status = runs_of("cargo test -- --test-threads=1", SELECTED[3:4], tmp_path)
+    assert (runs, status) == ([["test", "--doc", "--", "--test-threads=1", "add"]], 0)
+    (tmp_path / "crate").mkdir()  # a command that names its targets is given no `--tests`
+    runs, _ = runs_of(f"cd {tmp_path}/crate && cargo +1.85 test --lib", SELECTED[:1], tmp_path)
+    assert runs == [["+1.85", "test", "--lib", "--", "--exact", "tests::adds"]]
