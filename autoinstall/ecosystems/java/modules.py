@@ -36,8 +36,8 @@ UNAVAILABLE_HERE = re.compile(
     r"Connection (?:refused|timed out)|connect timed out|SocketTimeoutException|"
     r"Cannot run program \"[^\"]+\"|Unable to load the mojo", re.I)
 """What no repair fixes here: a host that cannot be reached, an artifact no reachable repository serves, a
-program the plugin runs that is not installed, a plugin this Maven cannot load (its components need another
-Maven than the image's: google/gson's protobuf-maven-plugin 5.1.7 on Debian's Maven)."""
+program the plugin runs that is not installed, a plugin this Maven cannot load (once Apache's Maven, which
+apache_maven.py installs in place of Debian's, cannot load it either)."""
 _EXCLUDED = re.compile(r"(?:^|\s)-pl\s+(\S+)")
 _HEADER = re.compile(r"^\[INFO\] -+< [\w.-]+:(?P<artifact>[\w.-]+) >-+\s*\n"
                      r"\[INFO\] Building (?P<name>.+?)\s*$", re.M)
