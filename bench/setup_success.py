@@ -60,8 +60,10 @@ CLASS_REPOS = {
              "dtolnay+anyhow": ("1dbe1862aae6", "toolchain: no Cargo.lock, dev-dependency graph needs newer rustc")},
     "node": {"sindresorhus+ky": ("3419113b48e0", "toolchain: engines node >=22, newer than Debian's Node 20"),
              "isaacs+node-glob": ("e80cb38ae60d", "install scripts: esbuild's postinstall, a prepare build, tap's graph")},
-    "java": {"google+gson": ("9835b6f90192", "multi-module Maven: the proto module's plugin downloads protoc"),
-             "jline+jline3": ("47566b51b563", "toolchain: the enforcer requires JDK 22 to build (Debian has 21)")},
+    "java": {"google+gson": ("9835b6f90192", "multi-module Maven: the proto module's protoc plugin cannot be "
+                                             "loaded by Debian's Maven (Apache's loads it)"),
+             "jline+jline3": ("47566b51b563", "toolchain: the enforcer requires JDK 22 to build (Debian has 21); "
+                                              "a module's plugin no reachable repository serves")},
 }
 """Dev repositories added for issue #23, each at a commit, each for the class of failure it exercises."""
 for _language, _repos in CLASS_REPOS.items():

@@ -8,7 +8,9 @@ Files: `survey.py` (JavaFacts from pom.xml, the modules, the Java release, the w
 artifact first needed offline, deselecting tests that need a service or the internet), `staticanalysis.py`
 (error-prone, which cannot run on this JDK, taken out of the poms' compiler configuration by a recorded step),
 `pins.py` (the local repository's artifacts as the pins, the shared cache warm-up), `toolchain.py` (which
-JDK: Debian's, or the host's newer one copied into the image).
+JDK: Debian's, or the host's newer one copied into the image), `apache_maven.py` (Apache's Maven from Maven
+Central for a plugin Debian's cannot load), `modules.py` + `reactor.py` (a module that cannot be built here left
+out with what is built on it).
 """
 from __future__ import annotations
 

@@ -4,7 +4,10 @@ serves; a program the build runs that is not there), while the other modules can
 built on it, and build and test the rest.
 
 The evidence is Maven's own line for the failing goal (`Failed to execute goal PLUGIN (EXECUTION) on project
-X: MESSAGE`) with the cause in that message or the output. The modules go through `MAVEN_ARGS` (read by every
+X: MESSAGE`) with the cause in that message or the output; when Maven names no project (a plugin that cannot be
+resolved fails the module before any goal: `Plugin P or one of its dependencies could not be resolved`), the
+module is the reactor summary's FAILURE line, found by its name in the `< group:artifact >` header Maven prints
+before building it, and the message is the error block after BUILD FAILURE. The modules go through `MAVEN_ARGS` (read by every
 `mvn` of Maven 3.9+, so the build, the checks, the test runs, the replay Dockerfile and grading all leave them
 out) as `-pl !:X,...`; each is a deselection `module:<folder>` whose tests (a static count) count against the
 cap, so the verdict and the spec show what was not built.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from typing import NamedTuple
 
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.java.diagnosis import NETWORK_OFF, UNRESOLVED
@@ -32,9 +36,44 @@ UNAVAILABLE_HERE = re.compile(
     r"Connection (?:refused|timed out)|connect timed out|SocketTimeoutException|"
     r"Cannot run program \"[^\"]+\"|Unable to load the mojo", re.I)
 """What no repair fixes here: a host that cannot be reached, an artifact no reachable repository serves, a
-program the plugin runs that is not installed, a plugin this Maven cannot load (its components need another
-Maven than the image's: google/gson's protobuf-maven-plugin 5.1.7 on Debian's Maven)."""
+program the plugin runs that is not installed, a plugin this Maven cannot load (once Apache's Maven, which
+apache_maven.py installs in place of Debian's, cannot load it either)."""
 _EXCLUDED = re.compile(r"(?:^|\s)-pl\s+(\S+)")
+_HEADER = re.compile(r"^\[INFO\] -+< [\w.-]+:(?P<artifact>[\w.-]+) >-+\s*\n"
+                     r"\[INFO\] Building (?P<name>.+?)\s*$", re.M)
+"""The header Maven prints before building a module: its artifactId, then `Building NAME VERSION [i/n]`."""
+_SUMMARY_FAILED = re.compile(r"^\[INFO\] (?P<name>\S.*?) \.+ FAILURE \[", re.M)
+"""The reactor summary's line for the module that failed."""
+_ERROR_BLOCK = re.compile(r"BUILD FAILURE.*?\n(?P<block>(?:\[ERROR\] (?!-> \[Help)[^\n]*\n)+)", re.S)
+"""The [ERROR] lines after BUILD FAILURE, up to Maven's `-> [Help 1]`: what failed the module."""
+
+
+class FailedProject(NamedTuple):
+    """The module a failed reactor build stopped at, what failed in it (a goal, its build, resolving its plugins)
+    and Maven's message."""
+
+    project: str
+    goal: str
+    message: str
+
+
+def failed_project(output: str) -> FailedProject | None:
+    """The module a failed reactor build stopped at: Maven's `Failed to execute goal ... on project X` line, else
+    the reactor summary's FAILURE module (its artifactId from its build header) with the error block after BUILD
+    FAILURE as the message (a plugin no repository serves fails a module before any goal, naming no project)."""
+    if found := FAILED_GOAL.search(output):
+        goal = f"{found.group('plugin')} ({found.group('execution')})" if found.group("plugin") else "its build"
+        return FailedProject(found.group("project"), goal, found.group("message"))
+    summary, block = _SUMMARY_FAILED.search(output), _ERROR_BLOCK.search(output)
+    if summary is None or block is None:
+        return None
+    name = summary.group("name").strip()
+    artifact = next((h.group("artifact") for h in reversed(list(_HEADER.finditer(output)))
+                     if h.group("name") == name or h.group("name").startswith(f"{name} ")), None)
+    if artifact is None:
+        return None
+    lines = [line.removeprefix("[ERROR]").strip() for line in block.group("block").splitlines()]
+    return FailedProject(artifact, "resolving its plugins", " ".join(line for line in lines if line))
 
 
 def excluded(args: str) -> list[str]:
@@ -63,18 +102,17 @@ def _cause(output: str, message: str) -> str:
 def leave_out_module(ctx: RepairContext) -> Repair | None:
     """Leave out the module whose goal failed for a reason no repair fixes, and what is built on it, when the
     reactor keeps a module with tests; None otherwise (a single module, the root, or nothing would be left)."""
-    failed = FAILED_GOAL.search(ctx.output)
-    if failed is None or ctx.repo is None or not (cause := _cause(ctx.output, failed.group("message"))):
+    failed = failed_project(ctx.output)
+    if failed is None or ctx.repo is None or not (cause := _cause(ctx.output, failed.message)):
         return None
     modules, already = read_reactor(ctx.repo), excluded(ctx.env.get(MAVEN_ARGS, ""))
-    if failed.group("project") in already:  # left out already, yet built: this Maven does not read MAVEN_ARGS
+    if failed.project in already:  # left out already, yet built: this Maven does not read MAVEN_ARGS
         return None
-    gone = [m for m in built_on(modules, failed.group("project")) if m.artifact not in already]
+    gone = [m for m in built_on(modules, failed.project) if m.artifact not in already]
     kept = [m for m in modules if m not in gone and m.artifact not in already]
     if not gone or not any(m.tests for m in kept):
         return None
-    goal = f"{failed.group('plugin')} ({failed.group('execution')})" if failed.group("plugin") else "its build"
-    first = next(m for m in gone if m.artifact == failed.group("project"))
+    goal, first = failed.goal, next(m for m in gone if m.artifact == failed.project)
     why = f"{goal} on project {first.artifact} cannot complete here: {cause[:300]}"
     left_out = [_deselection(m, why if m is first else f"built on {first.path}, which cannot be built here "
                                                           f"({goal}: {cause[:200]})") for m in gone]

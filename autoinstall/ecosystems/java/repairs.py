@@ -5,6 +5,7 @@ import re
 import shlex
 
 from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.java.apache_maven import apache_maven
 from autoinstall.ecosystems.java.diagnosis import ANALYSIS, NETWORK_OFF, OWN_JAVAC, SERVICE_REFUSED
 from autoinstall.ecosystems.java.modules import MAVEN_ARGS, leave_out_module
 from autoinstall.ecosystems.java.pins import CENTRAL
@@ -108,7 +109,8 @@ RULES = {
 
 def repair(ctx: RepairContext) -> Repair | None:
     """The diagnosis's rule if it proposes something not tried yet, else skipping an auxiliary step (the
-    setup, never the build), else leaving out a reactor module that cannot be built here (modules.py); None
-    means give up (an artifact no reachable repository serves included)."""
-    return first_repair(ctx, RULES, essential=("project",)) or leave_out_module(ctx)
+    setup, never the build), else Apache's Maven for a plugin Debian's cannot load (apache_maven.py), else
+    leaving out a reactor module that cannot be built here (modules.py); None means give up (an artifact no
+    reachable repository serves included)."""
+    return first_repair(ctx, RULES, essential=("project",)) or apache_maven(ctx) or leave_out_module(ctx)
 
