@@ -10,6 +10,7 @@ module left out whole (by `-pl` in MAVEN_ARGS, which the environment sets), whic
 from __future__ import annotations
 
 import re
+import shlex
 
 from envs.base import REPORT_CAP_BYTES, Sandbox
 from envs.grading.kit.parsers import surefire
@@ -55,6 +56,16 @@ def maven_test_command(command: str, deselected: list[Deselection]) -> str:
         command += (f" -Dsurefire.excludesFile={EXCLUDES_FILE} -Dsurefire.failIfNoSpecifiedTests=false"
                     " -DfailIfNoTests=false")
     return f"{CLEAN}{command} 2>&1"
+
+
+def select_command(command: str, select_file: str, folder: str) -> str:
+    """`command` running only the methods the ids in `select_file` name (`pkg.Class#method(args)[case]`, one a
+    line), in every module: Surefire's `-Dtest` list of `pkg.Class#method` (every case of a parameterized
+    method runs: the run may report more than the ids, never fewer), and no module fails for having none of
+    them. Appended as the excludes are: the command ends with its Maven invocation. `folder` is unused: Maven
+    needs no plug-in."""
+    methods = f"$(sed -E 's/[([].*$//; s/[[:space:]]+$//' {shlex.quote(select_file)} | sort -u | paste -sd, -)"
+    return f'{command} -Dtest="{methods}" -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false'
 
 
 def parse_surefire_reports(text: str) -> list[TestResult]:

@@ -45,7 +45,8 @@ CUSTOM = RunnerAbilities(name="custom", run=unittest_runner.run, per_test_ids="w
 """A project's own Python runner script: its verbose lines where it prints them, else its summary."""
 MAVEN = RunnerAbilities(
     name="maven", run=maven_runner.run, collect=maven_runner.collect, per_test_ids="always", report="surefire",
-    listing_is_lower_bound=True, grading=grade_maven)
+    select=IdSelection(files={}, wrap=maven_runner.select_command), listing_is_lower_bound=True,
+    grading=grade_maven)
 """collect: JUnit 5's dry run, which never expands parameterized cases (so a lower bound)."""
 NONE = RunnerAbilities(name="none", has_tests=False, run=summary.run, report="none")
 """A plan with no tests to run."""

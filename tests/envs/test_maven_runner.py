@@ -4,12 +4,13 @@ tests/fixtures/repos/java_maven (plus a class with a failing and an offline-netw
 trixie's Maven 3.9.9 and Surefire 3.5.2 with JUnit 5."""
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from envs.base import ExecResult
 from envs.fake import FakeSandbox
 from envs.spec import Deselection
-from envs.testrun import collect_count, collects, run_tests
+from envs.testrun import abilities, collect_count, collects, run_tests
 from envs.testrun.maven_runner import EXCLUDES_FILE, exclusion, maven_test_command, parse_surefire_reports
 
 REPORTS = (Path(__file__).parent / "data" / "surefire_reports_java_maven.txt").read_text()
@@ -70,3 +71,18 @@ def test_a_build_that_fails_before_any_report_is_a_failed_collection() -> None:
     assert not run.collection_ok and run.results == [] and "oops" in run.output_tail
     count, note = collect_count(box, COMMAND, [], 60, runner="maven")
     assert count is None and "no Surefire report (exit 1)" in note and "oops" in note
+
+
+def test_a_selection_runs_the_named_methods_in_every_module(tmp_path: Path) -> None:
+    """The selecting command as bash runs it (an `mvn` that prints its arguments): one -Dtest list of
+    `Class#method` (a parameterized method's cases and a nested class kept whole), no module failing for
+    having none of them."""
+    ids = tmp_path / "select.txt"
+    ids.write_text("com.example.CalcTest#adds\ncom.example.CalcTest#addsTable(int, int, int)[1]\n"
+                   "com.example.CalcTest#addsTable(int, int, int)[2]\ncom.example.Outer$InnerTest#works\n")
+    command = abilities("maven").select.command(COMMAND, str(ids), "/unused")  # type: ignore[union-attr]
+    shown = subprocess.run(["bash", "-c", f"mvn() {{ printf '%s\\n' \"$@\"; }}; {command}"], capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    assert shown == [*COMMAND.split()[1:], "-Dtest=com.example.CalcTest#adds,com.example.CalcTest#addsTable,"
+                     "com.example.Outer$InnerTest#works", "-Dsurefire.failIfNoSpecifiedTests=false",
+                     "-DfailIfNoTests=false"]
