@@ -46,11 +46,21 @@ _SPLIT_ARGS = ('for a in "$@"; do [ "$a" = --exact ] && continue; args+=("$a"); 
 without a space only: rustdoc would split one with a space into filters)."""
 
 
+_WHITESPACE = re.compile(r"\s")
+
+
+def _names(deselected: list[Deselection]) -> set[str]:
+    """The test names (an id less its `<binary>-<kind>::`) of the deselected tests."""
+    return {d.test.split("::", 1)[1] for d in deselected if "::" in d.test}
+
+
 def cargo_test_command(command: str, deselected: list[Deselection]) -> str:
     """`command` with stderr merged into stdout (cargo's `Running` lines are on stderr) and each deselected
     test as `--skip NAME` after `--`, with `--exact` so a name matches itself only (in every test binary that
-    has it: libtest knows no binary). A whole binary (an id without "::") cannot be skipped this way."""
-    names = sorted({d.test.split("::", 1)[1] for d in deselected if "::" in d.test})
+    has it: libtest knows no binary). A whole binary (an id without "::") cannot be skipped this way, nor a name
+    with a space (a doc test's `src/lib.rs - add (line 5)`): rustdoc splits its arguments at whitespace, so the
+    pieces would be filters and no doc test would run; such a test runs and `run` leaves its result out."""
+    names = sorted({name for name in _names(deselected) if not _WHITESPACE.search(name)})
     if names:
         skips = " ".join(f"--skip {shlex.quote(n)}" for n in names) + " --exact"
         selecting = command.endswith(SELECT_CALL)  # the selection's runs take the skips (see select_command)
@@ -98,7 +108,8 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
         env: dict[str, str] | None) -> TestRun:
     """Run `cargo test`; collection failed when no test ran and the command did not succeed."""
     result = sandbox.exec(cargo_test_command(command, deselected), timeout=timeout_s, env=env)
-    results = parse_libtest(result.output)
+    unskipped = {d.test for d in deselected if "::" in d.test and _WHITESPACE.search(d.test.split("::", 1)[1])}
+    results = [r for r in parse_libtest(result.output) if r.test_id not in unskipped]
     return TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
                    output_tail=result.output[-4000:], results=results, counts=count(results),
                    collection_ok=result.exit_code == 0 or any("::" in r.test_id for r in results))
@@ -115,5 +126,5 @@ def collect(sandbox: Sandbox, command: str, deselected: list[Deselection], timeo
     if not listed and not result.ok:
         tail = result.output.strip().splitlines()[-1:] or ["(no output)"]
         return None, f"`cargo test -- --list` listed nothing (exit {result.exit_code}): {tail[0][:200]}"
-    names = {d.test.split("::", 1)[1] for d in deselected if "::" in d.test}
+    names = _names(deselected)
     return sum(1 for name in listed if name not in names), ""

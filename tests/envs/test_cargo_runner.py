@@ -68,10 +68,20 @@ def test_deselections_are_exact_skips_after_the_double_dash() -> None:
     deselected = [Deselection(test="alpha-lib::tests::fetches", reason="r"),
                   Deselection(test="alpha-doc::alpha/src/lib.rs - double (line 3)", reason="r"),
                   Deselection(test="api-test", reason="a whole binary: not skippable by name")]
-    assert cargo_test_command(command, deselected) == (
-        f"{command} -- --skip 'alpha/src/lib.rs - double (line 3)' --skip tests::fetches --exact 2>&1")
+    assert cargo_test_command(command, deselected) == f"{command} -- --skip tests::fetches --exact 2>&1"
     assert cargo_test_command("cargo test -- --test-threads 1", deselected[:1]) == (
         "cargo test -- --test-threads 1 --skip tests::fetches --exact 2>&1")
+
+
+def test_a_deselected_doc_test_runs_and_its_result_is_left_out() -> None:
+    """rustdoc splits its arguments at whitespace: a doc test's name given to --skip would become filters that
+    match no doc test, so every doc test would vanish from the run. It runs instead, and its result is dropped."""
+    doc = Deselection(test="alpha-doc::alpha/src/lib.rs - double (line 3)", reason="r")
+    box = FakeSandbox(rules=[("cargo test", ExecResult(exit_code=101, stdout=WORKSPACE))]).start()
+    whole = run_tests(box, "cargo test --workspace --no-fail-fast --offline", "cargo", [], 60)
+    run = run_tests(box, "cargo test --workspace --no-fail-fast --offline", "cargo", [doc], 60)
+    assert doc.test in {r.test_id for r in whole.results} and doc.test not in {r.test_id for r in run.results}
+    assert run.counts["failed"] == whole.counts["failed"] - 1 and "--skip" not in box.commands()[-1]
 
 
 def test_run_and_collect_with_the_cargo_runner() -> None:
@@ -121,14 +131,15 @@ def runs_of(command: str, ids: list[str], tmp_path: Path, deselected: list[Desel
 def test_a_selection_is_one_exact_run_of_its_names_and_one_doc_run_by_a_piece_of_each(tmp_path: Path) -> None:
     """Every name but doc tests after one `--exact` (`--tests`: no doc test compiles), each once; doc tests by
     their item's path, or the longest space-free piece of an item-less name (rustdoc splits names at spaces);
-    the deselections' skips follow both (a doc run's only where the name has no space), `--exact` still once,
+    the deselections' skips follow both (only names without a space: a doc test's runs, its result dropped by
+    `run`), `--exact` still once,
     and the failing first run's status is kept though the second ran."""
     deselected = [Deselection(test="x-lib::slow", reason="network"),
                   Deselection(test="rust_crate-doc::src/lib.rs - fetch (line 9)", reason="network")]
     runs, status = runs_of("cargo test --offline", SELECTED, tmp_path, deselected)
     assert runs == [
         ["test", "--tests", "--offline", "--", "--exact", "add_is_commutative", "tests::adds",
-         "--skip", "slow", "--skip", "src/lib.rs - fetch (line 9)"],
+         "--skip", "slow"],
         ["test", "--doc", "--offline", "--", "Version::parse", "add", "src/lib.rs", "--skip", "slow"]]
     assert status != 0
     assert sum(arg == "--exact" for run in runs for arg in run) == 1
