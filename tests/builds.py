@@ -36,9 +36,11 @@ from tests.adversarial.surfaces import FIXTURES
 REPOS = Path(__file__).parent / "fixtures" / "repos"
 MATCHER_FIXTURE = "node_jest"
 """The fixture tests/adversarial/test_matcher_cheat.py makes its task of (jest's expect and its matchers)."""
-TASKED = frozenset(FIXTURES.values()) | {MATCHER_FIXTURE}
-"""Fixtures the run makes tasks of (the cheating agents' languages, the matcher cheat's): their `env()` is
-their task build's environment (a one-commit copy of the same files), so one build serves both."""
+DOCTEST_FIXTURE = "python_doctests"
+"""The fixture tests/adversarial/test_doc_test_cheat.py makes its Python task of (tests that are all doctests)."""
+TASKED = frozenset(FIXTURES.values()) | {MATCHER_FIXTURE, DOCTEST_FIXTURE}
+"""Fixtures the run makes tasks of (the cheating agents' languages, the matcher and doc-test cheats'): their
+`env()` is their task build's environment (a one-commit copy of the same files), so one build serves both."""
 T = TypeVar("T")
 
 

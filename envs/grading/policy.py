@@ -41,7 +41,8 @@ class GradingRules(BaseModel):
     """Folder names, at any depth, never taken from the agent (dependencies, build output, .git)."""
     new_modules: list[NewModuleRule] = Field(default_factory=list)
     inline_tests: list[str] = Field(default_factory=list)
-    """Languages whose source files hold the task's tests too ("rust": `#[cfg(test)]` items)."""
+    """Languages whose source files hold the task's tests too ("rust": `#[cfg(test)]` items and doc tests,
+    "doctest": Python's doctest examples in docstrings): the grader keeps the start's (kit/doc_tests.py)."""
     reach: list[str] = Field(default_factory=list)
     """Text no added line of the agent's product code may hold (runner internals, the grader's paths)."""
     code: list[str] = Field(default_factory=list)

@@ -116,8 +116,25 @@ def test_files(runner: str, ids: list[str]) -> list[str]:
 
 
 def pytest_files(ids: list[str]) -> set[str]:
-    """pytest's `path::name` ids name their file."""
-    return {test_id.split("::", 1)[0] for test_id in ids if "::" in test_id}
+    """pytest's `path::name` ids name their file; a doctest's (`pkg/mod.py::pkg.mod.func`) names a product module,
+    whose docstrings the grader keeps as the task's instead (envs/grading/kit/doc_tests.py)."""
+    return {test_id.split("::", 1)[0] for test_id in ids if "::" in test_id and not is_doctest(test_id)}
+
+
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+
+
+def is_doctest(test_id: str) -> bool:
+    """Whether a pytest id names a doctest of a Python module (`--doctest-modules`: the item is the docstring's
+    dotted name, which holds the module's own name), not a test function."""
+    path, _, name = test_id.partition("::")
+    if not path.endswith(".py") or not _DOTTED.fullmatch(name):
+        return False
+    parts = path[:-3].split("/")
+    module = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]
+    if "." not in name and module.startswith("test"):
+        return False  # `tests/test_mod.py::test_mod`: a test function named like its module
+    return module in name.split(".")
 
 
 def node_files(ids: list[str]) -> set[str]:

@@ -28,6 +28,7 @@ EXPECTED = {
     "go_nested_runs": (("go build -buildvcs=false ./...", WARM), [], "go test -json -count=1 -vet=off ./..."),
     "setup_py_only": ("uv pip install -e .", ["pytest"], "python -m pytest tests"),
     "pep621_extras": ("uv pip install -e '.[test]'", [], "python -m pytest"),
+    "python_doctests": ("uv pip install -e '.[test]'", [], "python -m pytest"),
     "dependency_groups": ("uv pip install -e .", ["--group test"], "python -m pytest tests"),
     "poetry": ("uv pip install -e .", ["'pytest>=8.0,<9'"], "python -m pytest tests"),
     "requirements_tox": (

@@ -106,16 +106,16 @@ def test_a_doc_test_runs_for_a_change_its_item_or_its_code_reaches_only() -> Non
     assert reach.reaching(new) == sorted([doc[3], doc[9], doc[19], doc[32]])  # digits's block never calls new
 
 
-def test_the_fixtures_doc_test_runs_for_add_and_not_for_the_other_functions() -> None:
+def test_the_fixtures_doc_tests_run_for_their_own_function_only() -> None:
     index = CodeIndex.build({"src/lib.rs": LIB}, {"tests/integration.rs": INTEGRATION})
     passing = ["integration-test::add_is_commutative", "rust_crate-doc::src/lib.rs - add (line 5)",
-               "rust_crate-lib::tests::adds", "rust_crate-lib::tests::caps", "rust_crate-lib::tests::formats",
+               "rust_crate-doc::src/lib.rs - at_most (line 25)", "rust_crate-lib::tests::adds", "rust_crate-lib::tests::caps", "rust_crate-lib::tests::formats",
                "rust_crate-lib::tests::shouts"]
     reach = StaticReach(index, passing)
     add = mutant("add", "a + b", "a - b", LIB)
-    assert reach.reaching(add) == passing[:3]
+    assert reach.reaching(add) == [*passing[:2], passing[3]]
     at_most = mutant("at_most", "n > max", "n < max", LIB)
-    assert reach.reaching(at_most) == ["rust_crate-lib::tests::caps"]
+    assert reach.reaching(at_most) == ["rust_crate-doc::src/lib.rs - at_most (line 25)", "rust_crate-lib::tests::caps"]
 
 
 OPERATORS = '''use std::cmp::Ordering;

@@ -160,3 +160,16 @@ def test_a_runner_script_named_by_tox_runs_its_test_subcommand(tmp_path: Path) -
     plan = choose_tests(survey(other), other)  # no subcommand runs tests: the suite's runner on the test folder
     assert (plan.runner, plan.command) == ("pytest", "python -m pytest bench tests")
     assert any("none of its subcommands (lint, docs) runs tests" in n for n in plan.notes)
+
+
+def test_a_project_tested_only_by_doctests_has_tests(tmp_path: Path) -> None:
+    files = {"pyproject.toml": "[project]\nname = 'p'\n[tool.pytest.ini_options]\n"
+                               "addopts = '--doctest-modules'\ntestpaths = ['p']\n",
+             "p/__init__.py": 'def one():\n    """\n    >>> one()\n    1\n    """\n    return 1\n'}
+    root = tmp_path / "p"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    assert _command(root) == "python -m pytest"
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    assert _command(root) is None  # no test modules and no doctests collected: nothing verifies it

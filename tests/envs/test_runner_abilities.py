@@ -52,3 +52,11 @@ def test_the_runtime_accepts_every_registered_runner(runner: str) -> None:
 def test_the_runtime_refuses_a_runner_nothing_knows_and_names_those_it_knows() -> None:
     with pytest.raises(ValidationError, match="unknown test runner 'gotest'.*pytest, unittest"):
         RuntimeSpec(image="x", test_runner="gotest")
+
+
+def test_a_pytest_doctest_names_a_product_module_that_is_not_the_tasks() -> None:
+    from envs.testrun.grading import test_files
+
+    ids = ["units/__init__.py::units.to_celsius", "src/a/mod.py::a.mod.K.f", "units/__init__.py::units",
+           "tests/test_x.py::test_y", "tests/test_mod.py::test_mod", "checks/x.py::T::test_y[a.b]"]
+    assert test_files("pytest", ids) == ["checks/x.py", "tests/test_mod.py", "tests/test_x.py"]

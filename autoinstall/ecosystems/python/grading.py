@@ -15,6 +15,7 @@ RULES = rules(GradingRules(
                "**/*.egg-link", "**/__editable__*"],
     untransferred=[".venv", "venv", ".tox", ".nox", "__pycache__", ".pytest_cache", ".mypy_cache", "node_modules"],
     new_modules=[NewModuleRule(suffixes=[".py", ".pyi", ".pyc", ".so"], anchor="__init__.py")],
+    inline_tests=["doctest"],
     reach=["pytest", "pluggy", "junitxml", "unittest", "sys.settrace", "sys.setprofile", "os._exit", "atexit",
            "faulthandler", "sys.modules[", "builtins", "sys.exit", "sys.stdout.write", "sys.__stdout__",
            # code that writes code or reaches into frames and objects it was not given

@@ -11,7 +11,8 @@ read with their imports spelled out: go_reach.py, rust_reach.py, which also refu
 with status 0; Java's against the JVM's runtime, reflection by name and raw descriptors: java_reach.py), and Python,
 JavaScript and TypeScript code whose added code reaches there without spelling it (python_reach.py,
 js_reach.py), and an equality that answers without looking at the other side (blind_equality.py). Rust test
-items inside a source file are the start's, whatever the agent did to them (rust_inline.py).
+items inside a source file are the start's, whatever the agent did to them (rust_inline.py), and so are Rust doc
+comments and Python docstrings that hold doc tests (doc_tests.py).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 
 from . import (
     blind_equality,
+    doc_tests,
     go_reach,
     java_reach,
     js_reach,
@@ -168,21 +170,50 @@ def _classify(change: Change, start: str, agent: str, ours: dict, s: trees.Entry
             return _drop(change, shadow)
     before = trees.read_bytes(os.path.join(start, rel)) if s is not None and s.kind == "file" else b""
     before = before or b""
-    if rel.endswith(".rs") and "rust" in policy.inline_tests:
-        text, start_text = data.decode("utf-8", "replace"), before.decode("utf-8", "replace")
-        if rust_inline.whole_file_is_tests(text) or rust_inline.whole_file_is_tests(start_text):
-            return _drop(change, "a test module (#![cfg(test)]) belongs to the task")
-        merged, touched = rust_inline.keep_tests(start_text, text)
-        if touched:
-            change.reason = "its #[cfg(test)]/#[test] items are the task's: the start's were kept"
-            data = merged.encode()
-            if data == before:
-                return _drop(change, "only its test items changed, and those belong to the task")
+    data, kept, refused = _keep_inline_tests(rel, before, data, policy)
+    if refused:
+        return _drop(change, refused)
+    if kept:
+        if data == before:
+            return _drop(change, f"only its {kept} changed, and those belong to the task")
+        change.reason = f"its {kept} are the task's: the start's were kept"
     why = content_problem(rel, before, data, policy)
     if why:
         return _drop(change, why)
     change.accepted, change.content = True, data
     return change
+
+
+def _keep_inline_tests(rel: str, before: bytes, data: bytes, policy: Policy) -> tuple:
+    """(data with the task's tests inside a source file kept as the start has them, what was kept or "", why the
+    file is refused or ""): Rust's `#[cfg(test)]`/`#[test]` items (rust_inline.py) and doc tests, Python's
+    doctest examples (doc_tests.py); a whole file of tests (`#![cfg(test)]`) is refused."""
+    text, start_text = data.decode("utf-8", "surrogateescape"), before.decode("utf-8", "surrogateescape")
+    kept = []
+    if rel.endswith(".rs") and "rust" in policy.inline_tests:
+        if rust_inline.whole_file_is_tests(text) or rust_inline.whole_file_is_tests(start_text):
+            return data, "", "a test module (#![cfg(test)]) belongs to the task"
+        text, touched = rust_inline.keep_tests(start_text, text)
+        kept += ["#[cfg(test)]/#[test] items"] if touched else []
+        text, touched = doc_tests.keep_rust_docs(start_text, text)
+        kept += ["doc comments with doc tests"] if touched else []
+    elif rel.endswith(".py") and "doctest" in policy.inline_tests:
+        text, touched = doc_tests.keep_python_doctests(start_text, text)
+        kept += ["docstrings with doctest examples"] if touched else []
+    return (text.encode("utf-8", "surrogateescape"), " and ".join(kept), "") if kept else (data, "", "")
+
+
+def moved_doc_tests(found: list, start: str) -> dict:
+    """Workdir path of each accepted Rust file -> the lines its doc tests moved to -> the start's lines."""
+    moved = {}
+    for c in found:
+        if c.accepted and c.content is not None and c.path.endswith(".rs"):
+            before = trees.read_bytes(os.path.join(start, c.path)) or b""
+            lines = doc_tests.moved_blocks(before.decode("utf-8", "surrogateescape"),
+                                           c.content.decode("utf-8", "surrogateescape"))
+            if lines:
+                moved[c.path] = lines
+    return moved
 
 
 def content_problem(rel: str, before: bytes, after: bytes, policy: Policy) -> str | None:

@@ -99,7 +99,8 @@ def grade(policy: dict, agent: str, in_place: bool, trust_times: bool, out: str,
     if ran.cut:
         log.append(f"the test output passed {run.OUTPUT_CAP // (1024 * 1024)} MiB: the rest was not kept")
     seen = verdict.judge(policy["parser"], ran.output, reports, ran.exit_code, ran.timed_out,
-                         list(policy.get("selected", [])), bool(policy.get("exit_consistent", True)))
+                         list(policy.get("selected", [])), bool(policy.get("exit_consistent", True)),
+                         changes_.moved_doc_tests(found, start))
     tampered = mend.changed_since(work, locked)
     if tampered:
         seen.problems.append(f"the test run changed the task's own files: {', '.join(tampered[:5])}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import doc_tests
 from .parsers import gotest, junit, libtest, node, summary, surefire, unittest
 from .parsers.results import count
 
@@ -101,9 +102,12 @@ def parse(parser: str, output: str, reports: str) -> tuple:
 
 
 def judge(parser: str, output: str, reports: str, exit_code: int, timed_out: bool, selected: list,
-          exit_consistent: bool = True) -> Verdict:
-    """The grade of one run over `selected`: 1.0 when every one passed and nothing contradicts the results."""
+          exit_consistent: bool = True, moved: dict | None = None) -> Verdict:
+    """The grade of one run over `selected`: 1.0 when every one passed and nothing contradicts the results.
+    `moved`: the doc-test blocks the agent's code moved (doc_tests.moved_blocks by file), named as the start's."""
     results, problems = parse(parser, output, reports)
+    for r in results:
+        r.test_id = doc_tests.start_id(r.test_id, moved or {})
     refused = next((line for line in output.splitlines() if GUARD_MARK in line), None)
     if refused:
         what = refused.split(GUARD_MARK, 1)[1].strip()

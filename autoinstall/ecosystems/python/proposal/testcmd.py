@@ -239,9 +239,14 @@ def _addopts_back(facts: RepoFacts) -> tuple[list[str], list[str]]:
     return (["-o", "addopts=" + shlex.join(kept)], dropped) if dropped else ([], [])
 
 
+DOCTESTS = re.compile(r"--doctest-(?:modules|glob)\b")
+"""pytest options that collect doctests: the project's modules (or text files) are tests too."""
+
+
 def choose_tests(facts: RepoFacts, repo: Path) -> TestPlan:
-    """Runner and command: the project's pytest invocation if it has one, else `python -m pytest`."""
-    if not facts.tests.files:
+    """Runner and command: the project's pytest invocation if it has one, else `python -m pytest`. A project
+    without test modules whose pytest configuration collects doctests has tests all the same."""
+    if not facts.tests.files and not (facts.pytest and DOCTESTS.search(facts.pytest.addopts or "")):
         note = (
             "no test modules found (test_*.py, *_test.py, tests/test*.py): nothing can verify "
             "the environment beyond imports"
