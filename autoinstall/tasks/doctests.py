@@ -5,9 +5,8 @@ item its doc comment documents: the code index makes each block a test function 
 are the block's code and that item's name, so it runs for a change the item's code or its own code reaches.
 
 The blocks are read by envs/grading/kit/rust_docs.py (the grader keeps them as the task's: doc_tests.py). Text
-only (the code index parses the blocks' code): `///` and `//!` comments; block comments (`/** */`) and
-`#[doc = ...]` attributes (a README included as the crate's docs) are not read, and their doc tests are
-placed nowhere (they run for every change).
+only (the code index parses the blocks' code): `#[doc = ...]` attributes (a README included as the crate's
+docs) are not read, and their doc tests are placed nowhere (they run for every change).
 """
 from __future__ import annotations
 

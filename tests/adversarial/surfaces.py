@@ -51,7 +51,10 @@ class LanguageTask:
         return first[4:].split("/", 1)[1]
 
     def script(self, body: str, gold_path: str) -> str:
-        return cheats.prelude(self.language, self.task.FAIL_TO_PASS[0], self.src, gold_path) + body
+        """A play's bash: the prelude's variables for the first failing test that is a function (a doc test is
+        a block of SRC's documentation, not a test file's function), then the play."""
+        fail = next((t for t in self.task.FAIL_TO_PASS if "-doc::" not in t), self.task.FAIL_TO_PASS[0])
+        return cheats.prelude(self.language, fail, self.src, gold_path) + body
 
     def plays(self, *, harbor: bool = False, diff: bool = False) -> dict[str, str]:
         """gold, nop and every cheat of the language (those a surface plays), by name -> script body."""

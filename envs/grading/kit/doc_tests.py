@@ -1,13 +1,13 @@
-"""Tests written in a product file's documentation: rustdoc's code blocks in `///` and `//!` comments, and
-Python's doctest examples (`>>>`) in docstrings. They are the task's tests though they sit in files the agent
-may change, so an agent could earn the reward by editing an example's expected value (`assert_eq!(add(2, 3),
-5)` made `4`, `>>> add(2, 3)` / `5` made `4`) instead of fixing the code. The grader keeps the start's version
-of every documentation that holds one, with the agent's code around it:
+"""Tests written in a product file's documentation: rustdoc's code blocks in doc comments (`///`, `//!`,
+`/** */`), and Python's doctest examples (`>>>`) in docstrings. They are the task's tests though they sit in
+files the agent may change, so an agent could earn the reward by editing an example's expected value
+(`assert_eq!(add(2, 3), 5)` made `4`, `>>> add(2, 3)` / `5` made `4`) instead of fixing the code. The grader
+keeps the start's version of every documentation that holds one, with the agent's code around it:
 
-- Rust: each `///`/`//!` comment that holds a Rust code block in the start is paired with the agent's comment
-  on the same item (its name and rank among that item's comments; a module's own docs by rank) and replaced
-  by the start's when they differ. rustdoc names a doc test by its block's line (`src/lib.rs - add (line 5)`),
-  which the agent's code above it may move: `moved_blocks` maps the graded file's lines back to the start's.
+- Rust: each doc comment that holds a Rust code block in the start is paired with the agent's comment on the
+  same item (its name and rank among that item's comments; a module's own docs by rank) and replaced by the
+  start's when they differ. rustdoc names a doc test by its block's line (`src/lib.rs - add (line 5)`), which
+  the agent's code above it may move: `moved_blocks` maps the graded file's lines back to the start's.
 - Python: each docstring (module, class, function, by qualified name) whose start text holds `>>>` replaces the
   agent's docstring of the same name when they differ. pytest names a doctest by its object, not its line.
 

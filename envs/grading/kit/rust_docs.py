@@ -1,13 +1,15 @@
-"""rustdoc's doc tests in a Rust source file's text: every Rust code block of a `///` or `//!` comment is a test
-named `FILE - ITEM (line N)`, N the line of the block's opening fence. Text only: block comments (`/** */`)
-and `#[doc = ...]` attributes are not read. Stdlib only (the grader runs it in the task image; the task
-maker's code index reads the same blocks: autoinstall/tasks/doctests.py)."""
+"""rustdoc's doc tests in a Rust source file's text: every Rust code block of a doc comment (`///`, `//!`,
+`/** */`, `/*! */`) is a test named `FILE - ITEM (line N)`, N the line of the block's opening fence. Text
+only: `#[doc = ...]` attributes (a README included as the crate's docs) are not read. Stdlib only (the grader
+runs it in the task image; the task maker's code index reads the same blocks: autoinstall/tasks/doctests.py)."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 
 _DOC_LINE = re.compile(r"^\s*(?P<marker>///|//!)(?!/)(?P<content>.*)$")
+_BLOCK_OPEN = re.compile(r"^\s*/\*(?P<marker>[*!])(?![*/])(?P<content>.*)$")
+_GUTTER = re.compile(r"^\s*\*(?!/)")
 _FENCE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,})\s*(?P<lang>.*)$")
 _RUST_TAGS = frozenset({"rust", "ignore", "should_panic", "no_run", "compile_fail", "test_harness", "allow_fail",
                         "standalone_crate"})
@@ -35,7 +37,8 @@ class DocBlock:
 
 @dataclass
 class DocComment:
-    """One run of `///` (or `//!`) lines: the documentation of one item (or of its module)."""
+    """One run of `///` (or `//!`) lines, or one `/** */` (`/*! */`) comment: the documentation of one item (or
+    of its module)."""
 
     key: tuple
     """(marker, the documented item's name, its rank among that item's comments): what pairs a comment of
@@ -59,7 +62,7 @@ def doc_comments(text: str) -> list:
             n += 1
             continue
         marker, contents = comment
-        item = "" if marker == "//!" else _item_after(lines, n + len(contents))
+        item = "" if marker in ("//!", "/*!") else _item_after(lines, n + len(contents))
         rank = seen[(marker, item)] = seen.get((marker, item), -1) + 1
         found.append(DocComment((marker, item, rank), n, n + len(contents) - 1, _blocks(contents, n + 1, item)))
         n += len(contents)
@@ -75,7 +78,7 @@ def _doc_comment(lines: list[str], start: int) -> tuple[str, list[str]] | None:
     """(marker, the contents of each line) of the doc comment starting at `start`, else None."""
     first = _DOC_LINE.match(lines[start])
     if first is None:
-        return None
+        return _block_comment(lines, start)
     contents = []
     for line in lines[start:]:
         match = _DOC_LINE.match(line)
@@ -83,6 +86,22 @@ def _doc_comment(lines: list[str], start: int) -> tuple[str, list[str]] | None:
             break
         contents.append(match["content"])
     return first["marker"], contents
+
+
+def _block_comment(lines: list[str], start: int) -> tuple[str, list[str]] | None:
+    """(marker, the contents of each line) of a `/** */` or `/*! */` doc comment starting at `start` (a line's
+    leading `*` gutter dropped), else None."""
+    opening = _BLOCK_OPEN.match(lines[start])
+    if opening is None:
+        return None
+    contents = []
+    for k in range(start, len(lines)):
+        text = opening["content"] if k == start else _GUTTER.sub("", lines[k])
+        end = text.find("*/")
+        contents.append(text if end < 0 else text[:end])
+        if end >= 0:
+            break
+    return "/*" + opening["marker"], contents
 
 
 def _blocks(contents: list[str], first_line: int, item: str) -> list[DocBlock]:

@@ -13,7 +13,8 @@ from tests.envs.grading.test_changes import sort
 
 LIB = ("//! Numbers.\n//!\n//! ```\n//! assert_eq!(demo::add(1, 1), 2);\n//! ```\n\n"
        "/// Adds two numbers.\n///\n/// ```\n/// assert_eq!(demo::add(2, 3), 5);\n/// ```\n"
-       "pub fn add(a: u64, b: u64) -> u64 {\n    a - b\n}\n\n/// Subtracts.\npub fn sub(a: u64, b: u64) -> u64 {\n    a - b\n}\n")
+       "pub fn add(a: u64, b: u64) -> u64 {\n    a - b\n}\n\n/// Subtracts.\n"
+       "pub fn sub(a: u64, b: u64) -> u64 {\n    a - b\n}\n")
 """A crate whose `add` is wrong: its doc test (line 9) fails until the code is fixed."""
 MOD = ('"""Numbers.\n\n>>> add(1, 1)\n2\n"""\n\n\ndef add(a, b):\n    """Adds.\n\n    >>> add(2, 3)\n    5\n    """\n'
        "    return a - b\n\n\nclass Box:\n    \"\"\"A box, é.\"\"\"\n\n    def size(self):\n"
@@ -88,3 +89,11 @@ def test_python_a_docstring_without_examples_stays_the_agents(tmp_path: Path) ->
 
 def test_python_a_file_that_does_not_parse_is_left_to_the_run() -> None:
     assert doc_tests.keep_python_doctests(MOD, "def broken(:\n") == ("def broken(:\n", False)
+
+
+def test_rust_block_doc_comments_are_kept_too(tmp_path: Path) -> None:
+    lib = ("/*! Crate.\n * ```\n * assert!(demo::ok());\n * ```\n */\n\n/**\n * Adds.\n *\n * ```\n"
+           " * assert_eq!(demo::add(2, 3), 5);\n * ```\n */\npub fn add(a: u64, b: u64) -> u64 { a - b }\n")
+    cheat = lib.replace("5);", "0);").replace("assert!(demo::ok())", "let _ = 1").replace("a - b", "a + b")
+    found = sort(tmp_path, {"src/lib.rs": lib}, lambda a: (a / "src/lib.rs").write_text(cheat), RUST)
+    assert found["src/lib.rs"].accepted and found["src/lib.rs"].content == lib.replace("a - b", "a + b").encode()
