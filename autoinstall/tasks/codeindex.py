@@ -61,13 +61,25 @@ class Function:
     def key(self) -> str:
         return f"{self.file}::{self.name}"
 
+    def called_as(self) -> set[str]:
+        """The names a call of this function shows: its own; a method's as an operator or macro calls it
+        (IMPLICIT: Rust's `==` calls every `eq` of an impl); and its class's for a Python method called
+        implicitly (`Version(...)` calls `Version.__init__`)."""
+        names = {self.short}
+        if "." in self.name:
+            names.add(IMPLICIT + self.short)
+            if self.short.startswith("__"):
+                names.add(self.name.rsplit(".", 2)[-2])
+        return names
+
 
 @dataclass
 class CodeIndex:
     """Every function of the given sources and tests."""
 
     functions: list[Function] = field(default_factory=list)
-    by_short: dict[str, list[Function]] = field(default_factory=dict)
+    by_call: dict[str, list[Function]] = field(default_factory=dict)
+    """A name a function refers to -> the functions such a reference calls (Function.called_as)."""
 
     @classmethod
     def build(cls, sources: dict[str, str], tests: dict[str, str]) -> CodeIndex:
@@ -76,7 +88,8 @@ class CodeIndex:
             for path in sorted(files):
                 index.functions.extend(_functions_of(path, files[path], is_test))
         for function in index.functions:
-            index.by_short.setdefault(function.short, []).append(function)
+            for name in function.called_as():
+                index.by_call.setdefault(name, []).append(function)
         return index
 
     def test_function(self, test_id: str) -> Function | None:
@@ -110,7 +123,8 @@ class CodeIndex:
 
     def distance(self, start: Function, targets: set[str]) -> int | None:
         """Calls from `start` to the nearest function whose key is in `targets` (1: it refers to one
-        directly); None when none is within MAX_DISTANCE."""
+        directly, by name or through an operator or a class: Function.called_as); None when none is within
+        MAX_DISTANCE."""
         seen = {start.key}
         queue = deque([(start, 0)])
         while queue:
@@ -118,7 +132,7 @@ class CodeIndex:
             if hops >= MAX_DISTANCE:
                 continue
             for name in function.refs:
-                for callee in self.by_short.get(name, ()):
+                for callee in self.by_call.get(name, ()):
                     if callee.key in targets:
                         return hops + 1
                     if callee.key not in seen and not callee.test:

@@ -12,7 +12,7 @@ selection may be too wide, never too narrow by what the graph knows.
 from __future__ import annotations
 
 from autoinstall.tasks.candidate import Candidate
-from autoinstall.tasks.codeindex import IMPLICIT, MAX_DISTANCE, CodeIndex, Function
+from autoinstall.tasks.codeindex import MAX_DISTANCE, CodeIndex, Function
 from autoinstall.tasks.difficulty import changed_functions
 
 
@@ -47,20 +47,9 @@ class StaticReach:
         frontier = [by_key[k] for k in targets if k in by_key]
         reached: set[str] = set()
         for _ in range(MAX_DISTANCE):
-            names = {n for f in frontier for n in _called_as(f)}
+            names = {n for f in frontier for n in f.called_as()}
             frontier = [c for n in names for c in self.callers.get(n, ()) if c.key not in reached]
             reached.update(c.key for c in frontier)
             if not frontier:
                 break
         return reached
-
-
-def _called_as(function: Function) -> set[str]:
-    """The names a call of `function` shows: its own; a method's as an operator or macro calls it (IMPLICIT:
-    Rust's `==` calls every `eq` of an impl); and its class's for a Python method called implicitly."""
-    names = {function.short}
-    if "." in function.name:
-        names.add(IMPLICIT + function.short)
-        if function.short.startswith("__"):
-            names.add(function.name.rsplit(".", 2)[-2])
-    return names

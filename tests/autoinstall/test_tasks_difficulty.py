@@ -143,3 +143,18 @@ def test_the_call_graph_selects_the_tests_that_reach_a_change_in_any_runner() ->
     module_level = history_candidate(HistoryInfo(commit="c"), unified_diff("money.py", table, table.replace("x", "y")),
                                      unified_diff("money.py", table.replace("x", "y"), table), ["money.py"])
     assert money.reaching(module_level) == money.passing  # outside any function: every test may see it
+
+
+def test_the_distance_counts_calls_through_an_operator_and_a_class() -> None:
+    rust = ("pub struct V(u64);\nimpl PartialEq for V {\n    fn eq(&self, o: &V) -> bool { self.0 == o.0 }\n}\n"
+            "pub fn same(a: V, b: V) -> bool { a == b }\n")
+    rust_tests = "use demo::*;\n#[test]\nfn compares() {\n    assert!(same(V(1), V(1)));\n}\n"
+    python = "class Box:\n    def __init__(self, n):\n        self.n = n\n\n\ndef boxed(n):\n    return Box(n)\n"
+    python_tests = "from box import boxed\n\n\ndef test_boxed():\n    assert boxed(2).n == 2\n"
+    index = CodeIndex.build({"src/lib.rs": rust, "box.py": python},
+                            {"tests/it.rs": rust_tests, "tests/test_box.py": python_tests})
+    compares, boxed = (index.test_function(t) for t in ("it-test::compares", "tests/test_box.py::test_boxed"))
+    assert compares is not None and boxed is not None
+    eq = {f.key for f in index.functions if f.short == "eq" and not f.test}
+    assert eq and index.distance(compares, eq) == 2  # compares -> same -> `==` -> eq
+    assert index.distance(boxed, {"box.py::Box.__init__"}) == 2  # test_boxed -> boxed -> Box(...) -> __init__
