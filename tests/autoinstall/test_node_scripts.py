@@ -113,7 +113,7 @@ def test_the_fixture_leaves_out_the_scripts_that_cannot_download_and_verifies_on
     """The real thing: npm ci runs no script, the scripts step hangs until its (short) timeout, both packages'
     scripts are left out by a recorded step, the tests pass offline; the replay Dockerfile holds that step."""
     monkeypatch.setenv("AUTOINSTALL_HOME", str(Path.home() / ".autoinstall"))
-    options = BuildOptions(out_dir=tmp_path / "env", budgets=Budgets(step_timeout_s=120))
+    options = BuildOptions(out_dir=tmp_path / "env", budgets=Budgets(step_timeout_s=60))
     spec = build_environment(str(REPO), options)
     assert spec.status == "verified", (spec.failure, [e.command for e in spec.log])
     install, scripts = spec.steps
