@@ -27,7 +27,8 @@ NOT_ITS_OWN = ("/proc", "/sys", "/dev", "/run", "/etc/hosts", "/etc/hostname", "
 are its root filesystem and the tmpfs on /tmp)."""
 STATUS = "git status --porcelain=v1 --untracked-files=all --ignored=matching"
 _PRUNED = "find / /tmp -xdev \\( " + " -o ".join(f"-path '{p}'" for p in NOT_ITS_OWN) + " \\) -prune -o"
-_LISTING = f"set -o pipefail && {_PRUNED} -print | LC_ALL=C sort | md5sum"
+_HASH = "LC_ALL=C sort | md5sum"
+_LISTING = f"set -o pipefail && {_PRUNED} -print | {_HASH}"
 """A hash of every path of the container's own files (a find that fails fails the command)."""
 
 
@@ -36,7 +37,9 @@ class Containers:
 
     def __init__(self, factory: SandboxFactory, image: str) -> None:
         self.factory, self.image = factory, image
-        self._free: list[tuple[Sandbox, str]] = []
+        self._free: list[tuple[Sandbox, str, str]] = []
+        """(container, its git status, the hash of its paths): the hash `unchanged` found again when it was
+        given back, so the next lease need not walk the filesystem for it."""
         self._lock = threading.Lock()
         self.started = 0
         self.reused = 0
@@ -50,23 +53,23 @@ class Containers:
             self.started += found is None
         if found is None:
             sandbox = self.factory.sandbox(self.image, network=False).__enter__()
-            found = (sandbox, _state(sandbox))
-        sandbox, state = found
-        mark, listing = _mark(sandbox)
+            found = (sandbox, _state(sandbox), "")
+        sandbox, state, known = found
+        mark, listing = _mark(sandbox, known)
         clean: list[bool] = []
         try:
             yield sandbox, lambda: clean.append(True)
         finally:
             if clean and state and mark and unchanged(sandbox, mark, listing, files, state):
                 with self._lock:
-                    self._free.append((sandbox, state))
+                    self._free.append((sandbox, state, listing))
             else:
                 sandbox.__exit__(None, None, None)
 
     def close(self) -> None:
         with self._lock:
             free, self._free = self._free, []
-        for sandbox, _ in free:
+        for sandbox, _, _ in free:
             sandbox.__exit__(None, None, None)
 
 
@@ -76,22 +79,28 @@ def _state(sandbox: Sandbox) -> str:
     return f"state\n{result.stdout}" if result.ok else ""
 
 
-def _mark(sandbox: Sandbox) -> tuple[str, str]:
-    """(a file whose time is the lease's start, the hash of the container's paths); ("", "") when they cannot be
-    had (the container is then never reused)."""
+def _mark(sandbox: Sandbox, listing: str = "") -> tuple[str, str]:
+    """(a file whose time is the lease's start, the hash of the container's paths: `listing` when known, the one
+    `unchanged` found when the container was given back, as nothing ran in it since); ("", "") when they cannot
+    be had (the container is then never reused)."""
     path = f"{SCRATCH}-lease-{uuid.uuid4().hex[:8]}"
     empty = f"mkdir -p {RUN_TMP} && find {RUN_TMP} -mindepth 1 -delete"  # the last validation's temporary files
-    result = sandbox.exec(f"{empty} && touch {shlex.quote(path)} && {_LISTING}", timeout=300)
-    return (path, result.stdout) if result.ok and result.stdout.strip() else ("", "")
+    result = sandbox.exec(f"{empty} && touch {shlex.quote(path)}" + ("" if listing else f" && {_LISTING}"),
+                          timeout=300)
+    listing = listing or result.stdout
+    return (path, listing) if result.ok and listing.strip() else ("", "")
 
 
 def unchanged(sandbox: Sandbox, mark: str, listing: str, files: list[str], state: str) -> bool:
     """No file but `files` and git's index changed since `mark`, the same paths as `listing`, git's status
-    `state` again."""
+    `state` again: one walk of the filesystem lists the paths and writes those changed since `mark` aside."""
     quoted = shlex.quote(mark)
+    newer, hashed = shlex.quote(f"{mark}-newer"), shlex.quote(f"{mark}-paths")
     separator = f"autoinstall-lease-{uuid.uuid4().hex[:8]}"
-    result = sandbox.exec(f"{_PRUNED} ! -type d -cnewer {quoted} -print && echo {separator} && {_LISTING} && "
-                          f"echo {separator} && rm -f {quoted} && {STATUS}", timeout=300)
+    walk = f"{_PRUNED} \\( -print , \\( ! -type d -cnewer {quoted} -fprint {newer} \\) \\)"
+    result = sandbox.exec(f"set -o pipefail && {walk} | {_HASH} > {hashed} && cat {newer} && echo {separator} "
+                          f"&& cat {hashed} && echo {separator} && rm -f {quoted} {newer} {hashed} && {STATUS}",
+                          timeout=300)
     parts = result.stdout.split(f"{separator}\n")
     if not result.ok or len(parts) != 3 or parts[1] != listing or f"state\n{parts[2]}" != state:
         return False

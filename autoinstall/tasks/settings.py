@@ -23,6 +23,10 @@ class MakeOptions(BaseModel):
     full_gold_runs: bool = False
     """Run the whole suite with the gold patch too, even when it restores the files byte for byte (see
     validate.validate: by default those runs take FAIL_TO_PASS and the tests that reach the change)."""
+    count_seen_runs: bool = True
+    """Runs of the same state already seen count toward `validation_runs` (validate.validate): the search's run
+    of the bug (when it judged every test a later bug run would) and the baseline's run of the untouched tree
+    (when the gold patch gives the files back byte for byte). False: every run is made in validation."""
     max_candidates: int | None = None
     """Stop after searching this many candidates (None: until max_tasks or the time budget)."""
     time_budget_s: float | None = None

@@ -1,8 +1,10 @@
 """Throughput of task making without Docker: validations a worker has not started run on the search's thread."""
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from autoinstall.tasks.candidate import Candidate, unified_diff
 from autoinstall.tasks.combine import Kept, search_combined
 from autoinstall.tasks.searching import Pending
-from autoinstall.tasks.validate import Verdict, search
+from autoinstall.tasks.validate import Verdict, search, validate
 from autoinstall.tasks.workspace import INLINE_PATCH_BYTES, Suite, apply_patch, git_diffs
 from envs.base import ExecResult
 from envs.fake import FakeSandbox
@@ -80,6 +82,7 @@ def test_a_runner_selecting_whole_top_level_tests_is_judged_on_what_it_ran_too()
                         selection=["m/a::TestA/one"])
     assert verdict.kept and verdict.fail_to_pass == ["m/a::TestA", "m/a::TestA/one"], verdict
     assert verdict.pass_to_pass == ["m/a::TestB"]  # never ran here: the validation's whole-suite run checks it
+    assert verdict.judged == ["m/a::TestA", "m/a::TestA/one"]  # what the search's run stands for in validation
 
 
 TRICKY = "a = 1\n\tb = '$HOME' \"`x`\" \\\\n\nEOF\nc = 3"
@@ -121,3 +124,47 @@ def test_a_pair_is_not_run_again_part_by_part_a_larger_group_is(parts: int, runs
                                  [f"m/a::{n}" for n in [*names, "TestD"]], timeout_s=60, exact_patches=False)
     assert verdict.kept, verdict
     assert sum("go test" in str(c.args.get("cmd")) for c in sandbox.calls) == runs
+
+
+class OneContainer:
+    """Containers' lease over one fake sandbox whose Go suite fails TestA while the bug is applied."""
+
+    def __init__(self) -> None:
+        self.bug = False
+        self.sandbox = FakeSandbox(behaviour=self.answer).start()
+        self.sandbox.files["/workspace/a.go"] = b"package a\n"
+
+    def answer(self, _box: FakeSandbox, command: str, _env: dict[str, str]) -> ExecResult | None:
+        if "git apply" in command:
+            if "&& git apply" in command:  # not a --check alone: the bug patch applied, or the fix
+                self.bug = (" -R " in command) != ("\nbug\n" in command)
+            return ExecResult(exit_code=0)
+        if "go test" in command:
+            return ExecResult(exit_code=int(self.bug), stdout=events(("TestA", "fail" if self.bug else "pass"),
+                                                                     ("TestB", "pass")))
+        return None
+
+    @contextlib.contextmanager
+    def lease(self, _files: list[str]) -> Iterator[tuple[FakeSandbox, Callable[[], None]]]:
+        yield self.sandbox, lambda: None
+
+    def runs(self) -> int:
+        return sum("go test" in c for c in self.sandbox.commands())
+
+
+@pytest.mark.parametrize(("searched", "baseline_counts", "runs"), [
+    (None, False, 4),                        # nothing seen before: twice with the bug, twice fixed
+    (["m/a::TestA", "m/a::TestB"], True, 2),  # the search's run is a bug run, the baseline's a gold run
+    (["m/a::TestA"], True, 3),               # the search left out a test the second bug run takes: it runs
+])
+def test_a_run_already_seen_on_the_same_state_is_not_made_again(searched: list[str] | None,
+                                                                 baseline_counts: bool, runs: int) -> None:
+    containers = OneContainer()
+    candidate = Candidate(kind="mutation", bug_patch="bug\n", gold_patch="gold\n", files=["a.go"])
+    verdict = Verdict(kept=True, fail_to_pass=["m/a::TestA"], pass_to_pass=["m/a::TestB"], judged=searched)
+    tests = ["m/a::TestA", "m/a::TestB"]
+    result, why = validate(None, "", Suite(command="go test -json ./...", runner="go"), candidate,  # type: ignore[arg-type]
+                           verdict, runs=2, timeout_s=60, gold_select=tests, bug_select=tests,
+                           containers=containers, searched=searched, baseline_counts=baseline_counts)  # type: ignore[arg-type]
+    assert result.valid and why is None, why
+    assert containers.runs() == runs and result.runs == 2
