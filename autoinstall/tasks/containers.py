@@ -7,7 +7,11 @@ workspace (every file, ignored ones too) is what it was; the candidate's files a
 began (`find -cnewer`, by the change time no test can set back); and the set of paths is the same (a hash of the
 sorted listing: nothing created or removed, while a temporary file made and removed within the run leaves no
 trace). The harness's own scratch files (/var/tmp/autoinstall*) and the files Docker mounts (/etc/hosts ...) are
-not the container's. Any other container is stopped.
+not the container's. Any other container is stopped (in the background: close() waits for every stop).
+
+A run whose first GIVE_UP_AFTER restored containers all came back changed elsewhere (a runner that writes its
+build cache on every compile, as Go's does) and none came back clean stops looking: its later containers are
+stopped unchecked, never reused, so no validation pays for two walks of a filesystem it cannot reuse.
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ _PRUNED = "find / /tmp -xdev \\( " + " -o ".join(f"-path '{p}'" for p in NOT_ITS
 _HASH = "LC_ALL=C sort | md5sum"
 _LISTING = f"set -o pipefail && {_PRUNED} -print | {_HASH}"
 """A hash of every path of the container's own files (a find that fails fails the command)."""
+GIVE_UP_AFTER = 3
 
 
 class Containers:
@@ -41,8 +46,19 @@ class Containers:
         """(container, its git status, the hash of its paths): the hash `unchanged` found again when it was
         given back, so the next lease need not walk the filesystem for it."""
         self._lock = threading.Lock()
+        self._stopping: list[threading.Thread] = []
+        self._errors: list[Exception] = []
         self.started = 0
         self.reused = 0
+        self.changed = 0
+        """Containers given back restored but changed elsewhere."""
+        self.unchecked = 0
+        """Leases made after the run stopped looking (GIVE_UP_AFTER)."""
+
+    @property
+    def checking(self) -> bool:
+        """Whether a container given back is looked at for reuse."""
+        return self.reused > 0 or self.changed < GIVE_UP_AFTER
 
     @contextlib.contextmanager
     def lease(self, files: list[str]) -> Iterator[tuple[Sandbox, Callable[[], None]]]:
@@ -51,11 +67,13 @@ class Containers:
             found = self._free.pop() if self._free else None
             self.reused += found is not None
             self.started += found is None
+            checking = self.checking
+            self.unchecked += not checking
         if found is None:
             sandbox = self.factory.sandbox(self.image, network=False).__enter__()
-            found = (sandbox, _state(sandbox), "")
+            found = (sandbox, _state(sandbox) if checking else "", "")
         sandbox, state, known = found
-        mark, listing = _mark(sandbox, known)
+        mark, listing = _mark(sandbox, known) if checking else ("", "")
         clean: list[bool] = []
         try:
             yield sandbox, lambda: clean.append(True)
@@ -64,13 +82,34 @@ class Containers:
                 with self._lock:
                     self._free.append((sandbox, state, listing))
             else:
+                with self._lock:
+                    self.changed += bool(clean and state and mark)
+                self._stop(sandbox)
+
+    def _stop(self, sandbox: Sandbox) -> None:
+        """Stop and remove the container in the background (the validation need not wait for the engine)."""
+        def stop() -> None:
+            try:
                 sandbox.__exit__(None, None, None)
+            except Exception as e:  # noqa: BLE001 - raised again by close()
+                with self._lock:
+                    self._errors.append(e)
+
+        thread = threading.Thread(target=stop, name="validation-stop", daemon=True)
+        thread.start()
+        with self._lock:
+            self._stopping.append(thread)
 
     def close(self) -> None:
         with self._lock:
             free, self._free = self._free, []
+            stopping, self._stopping = self._stopping, []
         for sandbox, _, _ in free:
             sandbox.__exit__(None, None, None)
+        for thread in stopping:
+            thread.join()
+        if self._errors:
+            raise self._errors[0]
 
 
 def _state(sandbox: Sandbox) -> str:

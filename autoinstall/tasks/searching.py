@@ -112,7 +112,8 @@ class Search:
         finally:
             self._containers.close()
         self.report.dropped = dict(self.dropped)
-        self.report.containers = {"started": self._containers.started, "reused": self._containers.reused}
+        self.report.containers = {"started": self._containers.started, "reused": self._containers.reused,
+                                  "unchecked": self._containers.unchecked}
 
     def _search(self, candidates: list[Candidate], started: float) -> None:
         for candidate in candidates:

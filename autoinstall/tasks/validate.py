@@ -7,7 +7,9 @@ verification. A run that times out (a mutation that hangs the suite) drops the c
 """
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 
 from pydantic import BaseModel, Field
 
@@ -159,7 +161,7 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
     """
     started = time.monotonic()
     result, why = TaskValidation(), None
-    with (containers or Containers(factory, image)).lease(candidate.files) as (sandbox, restored):
+    with _pool(containers, factory, image) as pool, pool.lease(candidate.files) as (sandbox, restored):
         original = _contents(sandbox, candidate.files)
         if not apply_patch(sandbox, candidate.bug_patch):
             return result, Disagreement(run="bug patch", how="does not apply in a fresh container")
@@ -204,6 +206,19 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
     result.gold_all_passed = gold_passed
     result.seconds = round(time.monotonic() - started, 2)
     return result, why
+
+
+@contextlib.contextmanager
+def _pool(containers: Containers | None, factory: SandboxFactory, image: str) -> Iterator[Containers]:
+    """`containers`, else a pool of this validation's own, closed (its container stopped) when it ends."""
+    if containers is not None:
+        yield containers
+        return
+    own = Containers(factory, image)
+    try:
+        yield own
+    finally:
+        own.close()
 
 
 def _seen_before(runs: int, searched: list[str] | None, tests: list[str]) -> int:
