@@ -131,7 +131,9 @@ class TaskFilter(BaseModel):
 
 
 class TaskValidation(BaseModel):
-    """What validation saw: each kept task is run twice both ways in a fresh container."""
+    """What validation saw: each kept task is run twice both ways in a fresh container (`runs` each way; a run
+    of the same state seen before counts as one: the search's run of the bug, the baseline's of the untouched
+    tree when the gold patch gives it back byte for byte)."""
 
     model_config = ConfigDict(extra="forbid")
     runs: int = 0

@@ -76,6 +76,10 @@ def make_cmd(
     full_gold_runs: Annotated[bool, typer.Option(
         "--full-gold-runs", help="Validate the gold state with the whole suite even when the gold patch "
                                  "restores the files byte for byte.")] = False,
+    every_run: Annotated[bool, typer.Option(
+        "--every-run", help="Make every validation run in the validation container, even where the search's "
+                            "run of the bug or the baseline's run of the untouched tree already ran that "
+                            "state.")] = False,
     model: Model = "embedded",
     base_url: BaseUrl = None,
     json_out: JsonOut = False,
@@ -91,7 +95,8 @@ def make_cmd(
 
     options = MakeOptions(max_tasks=max_tasks, kinds=_kinds(kinds), include_partial=include_partial,  # type: ignore[arg-type]
                           max_fail=max_fail, seed=seed, time_budget_s=time_budget,
-                          full_gold_runs=full_gold_runs, model=model, base_url=base_url)
+                          full_gold_runs=full_gold_runs, count_seen_runs=not every_run, model=model,
+                          base_url=base_url)
     store = TaskStore()
     report = make_tasks(env_id, docker_factory(), catalog=open_catalog(catalog), store=store, options=options,
                         log=lambda line: err.print(f"[dim]{escape(line)}[/]", highlight=False))

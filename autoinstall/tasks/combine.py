@@ -136,6 +136,7 @@ def search_combined(sandbox: Sandbox, suite: Suite, parts: list[Kept], passing: 
         if verdict.kept and verdict.fail_to_pass != union:
             verdict = Verdict(kept=False, reason="parts interact")
         if verdict.kept:
+            verdict.judged = list(select if select is not None else passing)
             verdict.pass_to_pass = [t for t in passing if t not in set(union)]
             if len(parts) > 2 and (lone := _fixed_by_one(sandbox, suite, parts, union, timeout_s)):
                 verdict = Verdict(kept=False, reason=f"one part's fix alone fixes all ({lone})")

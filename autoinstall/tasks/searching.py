@@ -112,7 +112,8 @@ class Search:
         finally:
             self._containers.close()
         self.report.dropped = dict(self.dropped)
-        self.report.containers = {"started": self._containers.started, "reused": self._containers.reused}
+        self.report.containers = {"started": self._containers.started, "reused": self._containers.reused,
+                                  "unchecked": self._containers.unchecked}
 
     def _search(self, candidates: list[Candidate], started: float) -> None:
         for candidate in candidates:
@@ -195,7 +196,8 @@ class Search:
             validate, self.factory, self.image, self.context.suite, candidate, verdict,
             runs=self.options.validation_runs, timeout_s=self.timeout_s, gold_select=gold_select,
             bug_select=gold_select if in_bodies(candidate) else None, searched_selection=reaching is not None,
-            containers=self._containers)
+            containers=self._containers, searched=verdict.judged if self.options.count_seen_runs else None,
+            baseline_counts=self.options.count_seen_runs)
         self.pending.append(Pending(candidate, verdict, reaching, job, self._executor.submit(job)))
         return True
 

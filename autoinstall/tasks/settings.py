@@ -23,6 +23,10 @@ class MakeOptions(BaseModel):
     full_gold_runs: bool = False
     """Run the whole suite with the gold patch too, even when it restores the files byte for byte (see
     validate.validate: by default those runs take FAIL_TO_PASS and the tests that reach the change)."""
+    count_seen_runs: bool = True
+    """Runs of the same state already seen count toward `validation_runs` (validate.validate): the search's run
+    of the bug (when it judged every test a later bug run would) and the baseline's run of the untouched tree
+    (when the gold patch gives the files back byte for byte). False: every run is made in validation."""
     max_candidates: int | None = None
     """Stop after searching this many candidates (None: until max_tasks or the time budget)."""
     time_budget_s: float | None = None
@@ -78,7 +82,8 @@ class MakeReport(BaseModel):
     history: HistoryFunnel = Field(default_factory=HistoryFunnel)
     """How many commits reached each stage of history task making."""
     containers: dict[str, int] = Field(default_factory=dict)
-    """Validation containers started, and validations that reused one another left as it found it."""
+    """Validation containers started, validations that reused one another left as it found it, and leases not
+    looked at for reuse (the run's first containers all came back changed: containers.GIVE_UP_AFTER)."""
     combined_tried: int = 0
     """Groups of validated bugs searched as one."""
     failures: list[ValidationFailure] = Field(default_factory=list)

@@ -7,7 +7,9 @@ verification. A run that times out (a mutation that hangs the suite) drops the c
 """
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +30,10 @@ class Verdict(BaseModel):
     pass_to_pass: list[str] = Field(default_factory=list)
     messages: dict[str, str] = Field(default_factory=dict)
     """test id -> the failure message (for the problem statement)."""
+    judged: list[str] | None = None
+    """The tests the search's run judged (FAIL_TO_PASS failed, the rest passed), on the same tree as the
+    bug state: validation counts that run as one of its bug runs when it judged every test the run would
+    (validate's `searched`). None: unknown."""
 
 
 def baseline(run: TestRun, flaky: list[str]) -> list[str]:
@@ -91,6 +97,8 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
             # cannot select ran the whole suite: judged whole.
             selection = sorted(set(selection) | set(outcomes(run)) & set(passing)) if suite.selects else None
         verdict = judge(run, selection if selection is not None else passing, max_fail)
+        if verdict.kept:
+            verdict.judged = list(selection if selection is not None else passing)
         if verdict.kept and selection is not None:
             verdict.pass_to_pass = [t for t in passing if t not in verdict.fail_to_pass]
         if verdict.kept and exact_patches:
@@ -131,7 +139,8 @@ class Disagreement(BaseModel):
 def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candidate, verdict: Verdict, *,
              runs: int = 2, timeout_s: float, gold_select: list[str] | None = None,
              bug_select: list[str] | None = None, searched_selection: bool = False,
-             containers: Containers | None = None) -> tuple[TaskValidation, Disagreement | None]:
+             containers: Containers | None = None, searched: list[str] | None = None,
+             baseline_counts: bool = False) -> tuple[TaskValidation, Disagreement | None]:
     """Run the task `runs` times both ways in a validation container (a fresh one, or, from `containers`, one
     an earlier validation left exactly as it found it): with the bug every FAIL_TO_PASS test fails and every
     PASS_TO_PASS test passes; with the gold patch applied on the bug, all of them pass. Returns what was seen
@@ -143,15 +152,22 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
     when the gold patch gives back the changed files byte for byte: the tree is then the environment's own,
     whose whole suite the baseline run saw pass (flaky tests excluded). Otherwise the whole suite runs.
     `searched_selection`: the search ran only the tests reaching the change (tells order-dependence apart).
+
+    Runs already seen count, so no state is run more often than `runs` times in all: `searched` (the tests the
+    search's run judged on the same bug state, Verdict.judged) stands for a later bug run whose tests it holds
+    all of; with `baseline_counts`, the baseline's run (every listed test passed on the untouched tree, as in
+    both verification runs) stands for one gold run when the gold patch gave the files back byte for byte (the
+    tree is then that same tree). The first bug run and the first gold run always run here.
     """
     started = time.monotonic()
     result, why = TaskValidation(), None
-    with (containers or Containers(factory, image)).lease(candidate.files) as (sandbox, restored):
+    with _pool(containers, factory, image) as pool, pool.lease(candidate.files) as (sandbox, restored):
         original = _contents(sandbox, candidate.files)
         if not apply_patch(sandbox, candidate.bug_patch):
             return result, Disagreement(run="bug patch", how="does not apply in a fresh container")
         f2p_failed, p2p_passed = True, True
-        for n in range(runs):
+        listed = [*verdict.fail_to_pass, *verdict.pass_to_pass]
+        for n in range(runs - _seen_before(runs, searched, bug_select or listed)):
             select = bug_select if n > 0 else None
             run = suite.run(sandbox, timeout_s, select=select)
             seen = outcomes(run)
@@ -167,13 +183,13 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
         gold_passed = f2p_failed and p2p_passed and apply_patch(sandbox, candidate.gold_patch)
         if f2p_failed and p2p_passed and not gold_passed:
             why = Disagreement(run="gold patch", how="does not apply on the bug state")
-        listed = [*verdict.fail_to_pass, *verdict.pass_to_pass]
         same = original is not None and _contents(sandbox, candidate.files) == original
         select = gold_select if gold_select and same else None
         if not gold_passed and apply_patch(sandbox, candidate.bug_patch, reverse=True, check_only=True):
             apply_patch(sandbox, candidate.bug_patch, reverse=True)
             same = original is not None and _contents(sandbox, candidate.files) == original
-        for n in range(runs if gold_passed else 0):
+        gold_runs = runs - (1 if baseline_counts and same and runs > 1 else 0)
+        for n in range(gold_runs if gold_passed else 0):
             run = suite.run(sandbox, timeout_s, select=select)
             seen = outcomes(run)
             wrong = [t for t in (select or listed) if seen.get(t) != "passed"]
@@ -190,6 +206,25 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
     result.gold_all_passed = gold_passed
     result.seconds = round(time.monotonic() - started, 2)
     return result, why
+
+
+@contextlib.contextmanager
+def _pool(containers: Containers | None, factory: SandboxFactory, image: str) -> Iterator[Containers]:
+    """`containers`, else a pool of this validation's own, closed (its container stopped) when it ends."""
+    if containers is not None:
+        yield containers
+        return
+    own = Containers(factory, image)
+    try:
+        yield own
+    finally:
+        own.close()
+
+
+def _seen_before(runs: int, searched: list[str] | None, tests: list[str]) -> int:
+    """1 when the search's run (`searched`) judged every one of `tests` and there is a later bug run it can
+    stand for, else 0."""
+    return int(runs > 1 and searched is not None and set(tests) <= set(searched))
 
 
 def _disagreement(run: str, n: int, timed_out: bool, seen: dict[str, str], wrong: list[str],

@@ -50,6 +50,7 @@ def validation(containers: Containers, change: str | None) -> None:
     "rm build/old.o",                              # a file it removed (ignored: git status cannot see it)
     "echo x > pkg/__pycache__/calc.cpython.pyc",   # bytecode in a folder git ignores whole
     "echo x > build/new.o",                        # a build artefact
+    "echo y > build/old.o",                        # an ignored artefact rewritten (the same paths)
     "mkdir -p /root/.cache/go-build && echo x > /root/.cache/go-build/entry",  # a cache outside the workspace
     "echo x > /tmp/scratch",
     "rm /var/keep",                                # a file removed outside the workspace

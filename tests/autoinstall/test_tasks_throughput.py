@@ -1,16 +1,20 @@
 """Throughput of task making without Docker: validations a worker has not started run on the search's thread."""
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from autoinstall.tasks.candidate import Candidate, unified_diff
 from autoinstall.tasks.combine import Kept, search_combined
+from autoinstall.tasks.containers import GIVE_UP_AFTER, Containers
 from autoinstall.tasks.searching import Pending
-from autoinstall.tasks.validate import Verdict, search
+from autoinstall.tasks.validate import Verdict, search, validate
 from autoinstall.tasks.workspace import INLINE_PATCH_BYTES, Suite, apply_patch, git_diffs
 from envs.base import ExecResult
 from envs.fake import FakeSandbox
@@ -80,6 +84,7 @@ def test_a_runner_selecting_whole_top_level_tests_is_judged_on_what_it_ran_too()
                         selection=["m/a::TestA/one"])
     assert verdict.kept and verdict.fail_to_pass == ["m/a::TestA", "m/a::TestA/one"], verdict
     assert verdict.pass_to_pass == ["m/a::TestB"]  # never ran here: the validation's whole-suite run checks it
+    assert verdict.judged == ["m/a::TestA", "m/a::TestA/one"]  # what the search's run stands for in validation
 
 
 TRICKY = "a = 1\n\tb = '$HOME' \"`x`\" \\\\n\nEOF\nc = 3"
@@ -121,3 +126,94 @@ def test_a_pair_is_not_run_again_part_by_part_a_larger_group_is(parts: int, runs
                                  [f"m/a::{n}" for n in [*names, "TestD"]], timeout_s=60, exact_patches=False)
     assert verdict.kept, verdict
     assert sum("go test" in str(c.args.get("cmd")) for c in sandbox.calls) == runs
+
+
+class OneContainer:
+    """Containers' lease over one fake sandbox whose Go suite fails TestA while the bug is applied."""
+
+    def __init__(self) -> None:
+        self.bug = False
+        self.sandbox = FakeSandbox(behaviour=self.answer).start()
+        self.sandbox.files["/workspace/a.go"] = b"package a\n"
+
+    def answer(self, _box: FakeSandbox, command: str, _env: dict[str, str]) -> ExecResult | None:
+        if "git apply" in command:
+            if "&& git apply" in command:  # not a --check alone: the bug patch applied, or the fix
+                self.bug = (" -R " in command) != ("\nbug\n" in command)
+            return ExecResult(exit_code=0)
+        if "go test" in command:
+            return ExecResult(exit_code=int(self.bug), stdout=events(("TestA", "fail" if self.bug else "pass"),
+                                                                     ("TestB", "pass")))
+        return None
+
+    @contextlib.contextmanager
+    def lease(self, _files: list[str]) -> Iterator[tuple[FakeSandbox, Callable[[], None]]]:
+        yield self.sandbox, lambda: None
+
+    def runs(self) -> int:
+        return sum("go test" in c for c in self.sandbox.commands())
+
+
+@pytest.mark.parametrize(("searched", "baseline_counts", "runs"), [
+    (None, False, 4),                        # nothing seen before: twice with the bug, twice fixed
+    (["m/a::TestA", "m/a::TestB"], True, 2),  # the search's run is a bug run, the baseline's a gold run
+    (["m/a::TestA"], True, 3),               # the search left out a test the second bug run takes: it runs
+])
+def test_a_run_already_seen_on_the_same_state_is_not_made_again(searched: list[str] | None,
+                                                                 baseline_counts: bool, runs: int) -> None:
+    containers = OneContainer()
+    candidate = Candidate(kind="mutation", bug_patch="bug\n", gold_patch="gold\n", files=["a.go"])
+    verdict = Verdict(kept=True, fail_to_pass=["m/a::TestA"], pass_to_pass=["m/a::TestB"], judged=searched)
+    tests = ["m/a::TestA", "m/a::TestB"]
+    result, why = validate(None, "", Suite(command="go test -json ./...", runner="go"), candidate,  # type: ignore[arg-type]
+                           verdict, runs=2, timeout_s=60, gold_select=tests, bug_select=tests,
+                           containers=containers, searched=searched, baseline_counts=baseline_counts)  # type: ignore[arg-type]
+    assert result.valid and why is None, why
+    assert containers.runs() == runs and result.runs == 2
+
+
+class CacheWritingFactory:
+    """Fake validation containers whose every run writes a build cache entry outside the candidate's files."""
+
+    def __init__(self) -> None:
+        self.boxes: list[FakeSandbox] = []
+
+    def answer(self, _box: FakeSandbox, command: str, _env: dict[str, str]) -> ExecResult | None:
+        if "-fprint" in command:  # the check on the way back: one path changed outside the candidate's files
+            separator = re.search(r"echo (autoinstall-lease-\w+)", command).group(1)  # type: ignore[union-attr]
+            return ExecResult(exit_code=0, stdout=f"/root/.cache/go-build/00/new\n{separator}\nh\n{separator}\n")
+        if "md5sum" in command:
+            return ExecResult(exit_code=0, stdout="h\n")
+        return None
+
+    def sandbox(self, _image: str, *, network: bool) -> FakeSandbox:
+        self.boxes.append(FakeSandbox(behaviour=self.answer))
+        return self.boxes[-1]
+
+
+def test_a_run_whose_containers_always_come_back_changed_stops_looking_at_them() -> None:
+    factory = CacheWritingFactory()
+    containers = Containers(factory, "image")  # type: ignore[arg-type]
+    for _ in range(GIVE_UP_AFTER + 2):
+        with containers.lease(["a.go"]) as (_box, restored):
+            restored()
+    containers.close()
+    walks = [sum("md5sum" in c for c in box.commands()) for box in factory.boxes]
+    assert walks == [2] * GIVE_UP_AFTER + [0, 0]  # looked at on the way in and out, then not at all
+    assert (containers.started, containers.reused, containers.unchecked) == (GIVE_UP_AFTER + 2, 0, 2)
+    assert all(not box.started for box in factory.boxes)  # every one stopped by close()
+
+
+def test_a_validation_given_no_pool_stops_its_own_container_before_it_returns() -> None:
+    scripted = OneContainer()
+    scripted.sandbox.stop()
+
+    class Factory:
+        def sandbox(self, _image: str, *, network: bool) -> FakeSandbox:
+            return scripted.sandbox
+
+    candidate = Candidate(kind="mutation", bug_patch="bug\n", gold_patch="gold\n", files=["a.go"])
+    verdict = Verdict(kept=True, fail_to_pass=["m/a::TestA"], pass_to_pass=["m/a::TestB"])
+    result, _ = validate(Factory(), "image", Suite(command="go test -json ./...", runner="go"), candidate,  # type: ignore[arg-type]
+                         verdict, runs=2, timeout_s=60)
+    assert result.valid and not scripted.sandbox.started
