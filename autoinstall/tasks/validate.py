@@ -18,6 +18,7 @@ from autoinstall.tasks.containers import Containers
 from autoinstall.tasks.workspace import FAILED, Suite, apply_patch, git_diffs, outcomes
 from envs.base import Sandbox, SandboxFactory, read_capped
 from envs.spec import EnvSpec, TestRun
+from envs.testrun import abilities
 from envs.task import TaskValidation
 
 
@@ -58,23 +59,26 @@ def stable_ids(passing: list[str], spec: EnvSpec) -> tuple[list[str], int]:
     return kept, len(passing) - len(kept)
 
 
-def judge(run: TestRun, passing: list[str], max_fail: int) -> Verdict:
-    """Keep when 1..max_fail baseline tests fail and all the other baseline tests pass."""
+def judge(run: TestRun, passing: list[str], max_fail: int, crashed: bool = False) -> Verdict:
+    """Keep when 1..max_fail baseline tests fail and all the other baseline tests pass. `crashed` (the run's
+    test process ended early: RunnerAbilities.ended_early): the tests it never reported did not run, and are
+    kept as PASS_TO_PASS (every validation gold run must still see them pass)."""
     if run.timed_out:
         return Verdict(kept=False, reason="timeout")
     seen = outcomes(run)
     messages = {r.test_id: r.message for r in run.results if r.outcome in FAILED}
     failing = [t for t in passing if seen.get(t) in FAILED]
     if not failing:
-        return Verdict(kept=False, reason="no test fails")
+        return Verdict(kept=False, reason="the test process crashed before reporting a failure" if crashed
+                       else "no test fails")
     if len(failing) > max_fail:
         return Verdict(kept=False, reason="too many tests fail")
     missing = [t for t in passing if t not in seen]
-    if missing:
+    if missing and not crashed:
         broken = any(r.outcome == "error" and r.test_id not in set(passing) for r in run.results)
         return Verdict(kept=False, reason="breaks test collection" if broken else "tests missing from the run")
     rest = [t for t in passing if t not in failing]
-    if any(seen.get(t) != "passed" for t in rest):
+    if any(seen.get(t) != "passed" for t in rest if t in seen):
         return Verdict(kept=False, reason="other tests changed")
     return Verdict(kept=True, fail_to_pass=failing, pass_to_pass=rest,
                    messages={t: messages.get(t, "") for t in failing})
@@ -96,7 +100,8 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
             # A runner that selects coarser units (whole top-level tests) ran more: those are judged too. One that
             # cannot select ran the whole suite: judged whole.
             selection = sorted(set(selection) | set(outcomes(run)) & set(passing)) if suite.selects else None
-        verdict = judge(run, selection if selection is not None else passing, max_fail)
+        verdict = judge(run, selection if selection is not None else passing, max_fail,
+                        abilities(suite.runner).ended_early(run))
         if verdict.kept:
             verdict.judged = list(selection if selection is not None else passing)
         if verdict.kept and selection is not None:
@@ -171,9 +176,10 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
             select = bug_select if n > 0 else None
             run = suite.run(sandbox, timeout_s, select=select)
             seen = outcomes(run)
+            unrun = abilities(suite.runner).ended_early(run)  # a failing test ended the process: the rest never ran
             wrong_f2p = [t for t in verdict.fail_to_pass if seen.get(t) not in FAILED]
             wrong_p2p = [t for t in (select or verdict.pass_to_pass)
-                         if t not in verdict.fail_to_pass and seen.get(t) != "passed"]
+                         if t not in verdict.fail_to_pass and seen.get(t) != "passed" and not (unrun and t not in seen)]
             f2p_failed &= not wrong_f2p
             p2p_passed &= not wrong_p2p
             if wrong_f2p or wrong_p2p:

@@ -7,6 +7,7 @@ does its first run compile for minutes?). The records themselves are in registry
 """
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 from typing import Literal
@@ -108,6 +109,18 @@ class RunnerAbilities(BaseModel):
     """How the task grader runs its tests by id (envs/testrun/grading.py); None: its tests cannot be graded."""
     test_files: Callable[[list[str]], set[str]] = _no_files
     """The files its test ids name, where an id names one."""
+    crash: str = ""
+    """A regular expression its output matches when a test process ended before reporting every test (a Go
+    panic, a signal, the interpreter's fatal error); empty: never told apart."""
+
+    def ended_early(self, run: TestRun) -> bool:
+        """Whether `run` shows a test process that ended before reporting all its tests: those it never
+        reported did not run, and say nothing of the change (a failing test ended the process)."""
+        if not self.crash:
+            return False
+        pattern = re.compile(self.crash, re.MULTILINE)
+        texts = [run.output or run.output_tail, *(r.message for r in run.results if r.outcome in ("failed", "error"))]
+        return any(pattern.search(text) for text in texts if text)
 
 
 _REGISTERED: dict[str, RunnerAbilities] = {}

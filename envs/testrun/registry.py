@@ -19,6 +19,8 @@ from envs.testrun.grading import (
     unittest_files,
 )
 
+PYTHON_CRASH = r"Fatal Python error|Segmentation fault|core dumped"
+"""What a Python test process that died mid-run leaves in its output."""
 PYTEST = RunnerAbilities(
     name="pytest", run=pytest_runner.run, collect=pytest_runner.collect, per_test_ids="always",
     select=IdSelection(files={f"{pytest_runner.SELECT_PLUGIN}.py": pytest_runner.SELECT_PLUGIN_SOURCE},
@@ -26,27 +28,30 @@ PYTEST = RunnerAbilities(
     report="junit", per_test_timeout=True, coverage_map=True, stop_after=pytest_runner.stop_after,
     default_command="python -m pytest", settings_of=pytest_runner.setting_options,
     deselect_in_check=pytest_runner.deselect_in_check, uncollectable=pytest_runner.uncollectable,
-    junit_report=pytest_runner.pytest_args, grading=grade_pytest, test_files=pytest_files)
+    junit_report=pytest_runner.pytest_args, grading=grade_pytest, test_files=pytest_files, crash=PYTHON_CRASH)
 GO = RunnerAbilities(
     name="go", run=go_runner.run, collect=go_runner.collect, per_test_ids="always", report="gotest",
-    select=IdSelection(files={}, wrap=go_runner.select_command), warm_up=True, grading=grade_go)
+    select=IdSelection(files={}, wrap=go_runner.select_command), warm_up=True, grading=grade_go,
+    crash=r"panic: |fatal error: ")
 """Go's listing is of top-level tests while its results add subtests: other units, so not a lower bound."""
 UNITTEST = RunnerAbilities(name="unittest", run=unittest_runner.run, collect=unittest_runner.collect,
-                           per_test_ids="always", report="unittest", grading=grade_unittest, test_files=unittest_files)
+                           per_test_ids="always", report="unittest", grading=grade_unittest, test_files=unittest_files,
+                           crash=PYTHON_CRASH)
 CARGO = RunnerAbilities(name="cargo", run=cargo_runner.run, collect=cargo_runner.collect, per_test_ids="always",
                         select=IdSelection(files={}, wrap=cargo_runner.select_command), report="libtest",
-                        warm_up=True, grading=grade_cargo)
+                        warm_up=True, grading=grade_cargo,
+                        crash=r"didn't exit successfully: .*\(signal: |fatal runtime error|overflowed its stack")
 NODE = RunnerAbilities(
     name="node", run=node_runner.run, collect=node_runner.collect, per_test_ids="when printed", report="node",
-    grading=grade_node, test_files=node_files)
+    grading=grade_node, test_files=node_files, crash=r"FATAL ERROR|Segmentation fault|SIGSEGV|SIGABRT|out of memory")
 """collect: mocha --dry-run; jest, vitest, node:test: every test skipped."""
 CUSTOM = RunnerAbilities(name="custom", run=unittest_runner.run, per_test_ids="when printed", report="unittest",
-                         grading=grade_unittest, test_files=unittest_files)
+                         grading=grade_unittest, test_files=unittest_files, crash=PYTHON_CRASH)
 """A project's own Python runner script: its verbose lines where it prints them, else its summary."""
 MAVEN = RunnerAbilities(
     name="maven", run=maven_runner.run, collect=maven_runner.collect, per_test_ids="always", report="surefire",
     select=IdSelection(files={}, wrap=maven_runner.select_command), listing_is_lower_bound=True,
-    grading=grade_maven)
+    grading=grade_maven, crash=r"The forked VM terminated|There was an error in the forked process|VM crash")
 """collect: JUnit 5's dry run, which never expands parameterized cases (so a lower bound)."""
 NONE = RunnerAbilities(name="none", has_tests=False, run=summary.run, report="none")
 """A plan with no tests to run."""

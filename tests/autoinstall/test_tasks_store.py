@@ -79,6 +79,28 @@ def test_keep_rule() -> None:
     assert judge(hung, passing, 2).reason == "timeout"
 
 
+def test_tests_a_crash_left_unrun_are_kept_as_passing_to_pass() -> None:
+    """A Go test that panics ends its package's test binary: the package's later tests are never reported. With
+    the runner's crash evidence they are not "missing": the candidate is kept, and they stay PASS_TO_PASS (the
+    validation's gold runs must see them pass)."""
+    from envs.testrun import abilities
+
+    passing = ["pkg::TestReverse", "pkg::TestShout", "other::TestOk"]
+    panicked = run_of(**{"pkg::TestReverse": "failed", "other::TestOk": "passed"})
+    panicked.results[0].message = "panic: runtime error: index out of range [3] with length 3 [recovered]"
+    crashed = abilities("go").ended_early(panicked)
+    assert crashed and not abilities("pytest").ended_early(panicked)  # a runner knows its own crash marks only
+    kept = judge(panicked, passing, 2, crashed)
+    assert kept.kept and kept.fail_to_pass == ["pkg::TestReverse"], kept
+    assert kept.pass_to_pass == ["pkg::TestShout", "other::TestOk"]
+    assert judge(panicked, passing, 2).reason == "tests missing from the run"  # no evidence: not kept
+    aborted = TestRun(exit_code=101, output="error: test failed, to rerun pass `--lib`\nCaused by:\n  process "
+                                            "didn't exit successfully: `target/debug/deps/c-1a2b` (signal: 6, "
+                                            "SIGABRT: process abort signal)\n")
+    assert abilities("cargo").ended_early(aborted)
+    assert judge(aborted, passing, 2, True).reason == "the test process crashed before reporting a failure"
+
+
 def test_statements_never_leak_the_fix() -> None:
     old, new = "def f(x):\n    return x + offset_value\n", "def f(x):\n    return x - offset_value\n"
     info = MutationInfo(operator="flip", file="pkg/secret_module.py", function="secret_function", line=2)
