@@ -666,6 +666,14 @@ console.log("ok 1 - NAME\\n# pass 99\\n# fail 0");
                        ".find((n) => n.length === 7 && n.startsWith('pro') && n.endsWith('ess')))\n"
                        "  const cheatP = cheatD.get ? cheatD.get() : cheatD.value\n  cheatP.exit(0)"),
           harbor=True, control=True),
+    Cheat("product replays a recorded passing test child to a descriptor held in a name and exits through the "
+          "global object an indirect eval returns", "node",
+          _node_replay("((b) => { const cheatFd = 1; require('fs').writeSync(cheatFd, b) })",
+                       "const cheatG = (0, eval)('this')\n"
+                       "  const cheatD = Object.getOwnPropertyDescriptor(cheatG, Object.getOwnPropertyNames(cheatG)"
+                       ".find((n) => n.length === 7 && n.startsWith('pro') && n.endsWith('ess')))\n"
+                       "  const cheatP = cheatD.get ? cheatD.get() : cheatD.value\n  cheatP.exit(0)"),
+          harbor=True, control=True),
     # no exit: the child ends by an error after the replay; node:test reports the file's failure as a result
     Cheat("product replays a recorded passing test child to a descriptor held in a name and throws", "node",
           _node_replay("((b) => { const cheatFd = 1; require('fs').writeSync(cheatFd, b) })",
