@@ -30,11 +30,11 @@ EXITS = {
 }
 
 
-def run(tmp_path: Path, product: str) -> subprocess.CompletedProcess[str]:
+def run(tmp_path: Path, product: str, test: str = TEST) -> subprocess.CompletedProcess[str]:
     (tmp_path / "lib").mkdir(exist_ok=True)
     (tmp_path / "test").mkdir(exist_ok=True)
     (tmp_path / "lib" / "index.js").write_text(product)
-    (tmp_path / "test" / "index.test.js").write_text(TEST)
+    (tmp_path / "test" / "index.test.js").write_text(test)
     run_dir = tmp_path / "run"
     run_dir.mkdir(exist_ok=True)
     (run_dir / NODE_GUARD).write_text(NODE_GUARD_SOURCE)
@@ -43,8 +43,11 @@ def run(tmp_path: Path, product: str) -> subprocess.CompletedProcess[str]:
                           check=False)
 
 
-def test_a_run_whose_children_end_by_themselves_is_untouched(tmp_path: Path) -> None:
-    done = run(tmp_path, PRODUCT)
+@pytest.mark.parametrize("test", [TEST, TEST.replace("test('add', () => {\n", "test('add', (t) => {\n"
+                                                  "  t.mock.method(process, 'exit', () => {})\n  process.exit(3)\n")],
+                         ids=["plain", "a test that mocks process.exit"])
+def test_a_run_whose_children_end_by_themselves_is_untouched(tmp_path: Path, test: str) -> None:
+    done = run(tmp_path, PRODUCT, test)
     assert done.returncode == 0, done.stdout + done.stderr
     assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 1.0
 
@@ -58,6 +61,6 @@ def test_an_exit_in_a_test_child_is_refused_and_graded_0(tmp_path: Path, added: 
 
 
 def test_the_refusal_cannot_be_taken_back(tmp_path: Path) -> None:
-    done = run(tmp_path, PRODUCT + "if (process.env.NODE_TEST_CONTEXT) {\n  delete process.exit\n}\n")
-    assert "Cannot delete property 'exit'" in done.stdout + done.stderr  # the child then ends with an error
+    done = run(tmp_path, PRODUCT + "if (process.env.NODE_TEST_CONTEXT) {\n  delete process.reallyExit\n}\n")
+    assert "Cannot delete property 'reallyExit'" in done.stdout + done.stderr  # the child then ends with an error
     assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 0.0
