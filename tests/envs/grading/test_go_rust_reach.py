@@ -33,6 +33,10 @@ GO_REACHING = {
                                 'func init() { var fs flag.FlagSet; fs.Init("x", 1); fs.Parse([]string{"-h"}) }\n',
     "pflag's command line": 'package textx\n\nimport "github.com/spf13/pflag"\n\n'
                             'func init() { pflag.CommandLine.Parse([]string{"-h"}) }\n',
+    "the testing package's selection set": 'package textx\n\nimport f "flag"\n\nfunc init() {\n'
+                                          '\tgo func() { for f.Set("test.skip", "^TestUp$") != nil {} }()\n}\n',
+    "every flag visited": 'package textx\n\nimport "flag"\n\n'
+                          'func init() { flag.VisitAll(func(g *flag.Flag) { g.Value.Set("") }) }\n',
 }
 GO_TAKEN = {
     "the fix": GO_START.replace("ToUpper", "ToLower"),
