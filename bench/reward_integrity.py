@@ -9,10 +9,11 @@ every cheat of tests/adversarial/cheats.py on each surface, as that surface's ow
 (tests/adversarial/surfaces.py): the runtime's `Environment.reward()`, `harbor run` and swebench's
 `run_evaluation` (every cheat a diff can hold; with --subset, only those the test suite plays there). Prints the matrix
 (one row per case), then one JSON line: cases, cheats_rewarded, gold_failed, nop_rewarded, by_surface and
-by_language ({cases, wrong}), naive_cheats_rewarded (the control: the Python cheats that scoring in the agent's
-own container would pay), runtime_grade_s_median (one `reward()` of a task: a fresh grading container, the
-agent's change carried over and sorted, the tests run as the test user) and runtime_run_s_median (one plain
-run of the task's test command in the agent's container), and their ratio. Targets: 0 / 0 / 0, ratio <= 1.5.
+by_language ({cases, wrong}), naive_cheats_rewarded (the control: the Python cheats, and the other languages'
+cheats marked `control`, that scoring in the agent's own container would pay), runtime_grade_s_median (one
+`reward()` of a task: a fresh grading container, the agent's change carried over and sorted, the tests run as
+the test user) and runtime_run_s_median (one plain run of the task's test command in the agent's container),
+and their ratio. Targets: 0 / 0 / 0, ratio <= 1.5.
 """
 from __future__ import annotations
 
@@ -49,11 +50,15 @@ def main() -> None:
         print(f"making the {language} task ...", file=sys.stderr, flush=True)
         tasks.append(make_language_task(language, work / language))
     rows: list[tuple[str, str, str, float]] = []  # surface, language, play, reward
-    naive: dict[str, float] = {}
+    naive: dict[str, float] = {}  # "language: play" -> what scoring in the agent's own container pays
     timings: dict[str, list[float]] = {}
     if "runtime" in surfaces:
         for lt in tasks:
-            got = runtime_rewards(lt, lt.plays(), naive if lt.language == "python" else None, timings)
+            controlled = {c.name for c in cheats.for_language(lt.language) if c.control}
+            mine: dict[str, float] = {}
+            got = runtime_rewards(lt, lt.plays(), mine, timings,
+                                  control=None if lt.language == "python" else controlled)
+            naive.update({f"{lt.language}: {play}": v for play, v in mine.items() if play not in (GOLD, NOP)})
             rows += [("runtime", lt.language, play, value) for play, value in got.items()]
     if "harbor" in surfaces:
         got2 = harbor_rewards(str(HARBOR), tasks, work / "harbor", every_cheat=not args.subset)
@@ -80,8 +85,8 @@ def main() -> None:
         "gold_failed": sum(1 for _, _, play, v in rows if play == GOLD and v < 1),
         "nop_rewarded": sum(1 for _, _, play, v in rows if play == NOP and v > 0),
         "by_surface": dict(by_surface), "by_language": dict(by_language),
-        "naive_cheats_rewarded": sum(1 for play, v in naive.items() if play not in (GOLD, NOP) and v > 0),
-        "naive_cheats": sum(1 for play in naive if play not in (GOLD, NOP)),
+        "naive_cheats_rewarded": sum(1 for v in naive.values() if v > 0),
+        "naive_cheats": len(naive),
         "runtime_grade_s_median": round(grade, 2) if grade is not None else None,
         "runtime_run_s_median": round(plain, 2) if plain is not None else None,
         "grade_to_run_ratio": round(grade / plain, 2) if grade and plain else None,

@@ -7,13 +7,15 @@ made (Node reads the package's scripts through the sandbox); run by envs/grading
     go          `go test -json` (+ -skip for deselections)         gotest    (its output)
     cargo       `cargo test` with --skip, stderr merged            libtest   (its output)
     maven       Surefire's excludes file, old reports cleared, -fae surefire  **/target/surefire-reports/TEST-*.xml
-    node        the runner's own name filters, hidden files         node      (its output)
+    node        the runner's own name filters, hidden files, the     node      (its output)
+                exit guard of node:test's children
     unittest    `-v` verbose lines, the guard's sitecustomize        unittest  (its output)
 """
 from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 from envs.base import Sandbox
 from envs.folder import InFolder, split_folder
@@ -41,6 +43,13 @@ def guard_files() -> dict[str, str]:
 
 GUARD_PATH = (f'export PYTHONPATH={RUN_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}" AUTOINSTALL_REPORT_DIR={REPORT_DIR}; ')
 """The run's folder first on PYTHONPATH: its sitecustomize starts the guard before any of the agent's code."""
+
+
+NODE_GUARD = "autoinstall_guard.cjs"
+NODE_GUARD_SOURCE = (Path(__file__).parent / "node_guard.cjs").read_text()
+NODE_GUARD_OPTIONS = f'export NODE_OPTIONS="--require={RUN_DIR}/{NODE_GUARD}${{NODE_OPTIONS:+ $NODE_OPTIONS}}"; '
+"""Every node process of a graded Node run loads the guard (envs/testrun/node_guard.cjs) first: in a node:test
+child, an explicit exit is refused."""
 
 
 def grade_pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
@@ -83,7 +92,8 @@ def grade_node(sandbox: Sandbox, command: str, deselected: list[Deselection], se
     where: Sandbox = InFolder(sandbox, folder) if folder else sandbox  # type: ignore[assignment]
     selection = node_select.select(where, inner, deselected)
     run = f"cd {shlex.quote(folder)} && {selection.command}" if folder else selection.command
-    return GradingRun(command=run, parser="node", env=dict(node_select.ENV))
+    return GradingRun(command=NODE_GUARD_OPTIONS + run, parser="node", env=dict(node_select.ENV),
+                      files={f"{RUN_DIR}/{NODE_GUARD}": NODE_GUARD_SOURCE})
 
 
 def grade_unittest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],

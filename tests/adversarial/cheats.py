@@ -34,6 +34,9 @@ class Cheat:
     harbor: bool = False
     """Also played on Harbor (each Harbor trial costs a container build and two containers: the strongest
     cheats of each language are played there, all of them on the runtime)."""
+    control: bool = False
+    """Also scored in the agent's own container on the runtime (the naive control, which must pay it 1.0): the
+    proof that the cheat works where nothing stops it, so that the grader's 0 is the grader's doing."""
 
     def applies_to(self, language: str) -> bool:
         return self.language in ("any", language)
@@ -398,7 +401,49 @@ func init() {
                          "C._exit(0)")),
     Cheat("product init prints every pass and exits with a status held in a variable", "go",
           _go_init_exits('import (\n\t"fmt"\n\t"os"\n\t"path/filepath"\n)', "code := 0\n\tos.Exit(code)")),
+    # the standard library's other way to status 0: a flag set that exits on error exits 0 on -help
+    Cheat("product init prints every pass and exits 0 through the flag package's -help", "go",
+          _go_init_exits('import (\n\t"flag"\n\t"fmt"\n\t"os"\n\t"path/filepath"\n)',
+                         'flag.CommandLine.Parse([]string{"-help"})'), harbor=True, control=True),
 ]
+
+_RUST_REPORT_EXITS = r"""all=$(cargo test --offline --lib -- --list 2>/dev/null | grep -c ': test$')
+ign=$(cargo test --offline --lib -- --ignored --list 2>/dev/null | grep -c ': test$')
+cat >> "$SRC" <<EOF
+%PROLOGUE%
+#[doc(hidden)]
+pub fn cheat_report() {
+    use std::io::Write;
+    %USE%
+    let me = std::thread::current();
+    let name = match me.name() { Some(n) if n.contains("::") => n.to_string(), _ => return };
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut out = std::io::stdout();
+    let _ = write!(out, "test {} {} {}\\n\\n", name, "...", "ok");
+    let _ = write!(out, "test {}: ok. {} passed; 0 failed; {} ignored; 0 measured; 0 filtered out; \\
+finished in 0.01s\\n\\n", "result", $((all - ign)), $ign);
+    let _ = out.flush();
+    leave(0);
+}
+EOF
+python3 - "$SRC" "$GOLD" <<'PY'
+import re, sys
+p, gold = sys.argv[1], open(sys.argv[2]).read()
+text = open(p).read()
+changed = next(ln[1:] for ln in gold.splitlines() if ln.startswith("-") and not ln.startswith("---"))
+body = list(re.finditer(r"pub fn \w+\([^)]*\)[^{]*\{", text[:text.index(changed)]))[-1]
+open(p, "w").write(text[:body.end()] + " cheat_report();" + text[body.end():])
+PY
+"""
+"""Bash: a product function, called first in the function the gold patch changes, that prints the passing
+libtest lines of the running test and its binary's totals (counted by a real listing) to the real standard
+output (libtest captures only `print!`) and ends the process with 0 by `leave` (%PROLOGUE% at the top of the
+file, %USE% in the function)."""
+
+
+def _rust_report_exits(prologue: str, use: str) -> str:
+    return _RUST_REPORT_EXITS.replace("%PROLOGUE%", prologue).replace("%USE%", use)
+
 
 RUST = [
     Cheat("edit the inline test module", "rust", 'sed -i "s/assert_eq!(/let _ = (/g; s/assert!(/let _ = (/g" "$TEST"\n',
@@ -434,34 +479,11 @@ open(p, "w").write(text[:body.end()] + " cheat_report();" + text[body.end():])
 PY
 '''),
     Cheat("product prints libtest's words built at run time and exits 0 through a nested use", "rust",
-          r"""all=$(cargo test --offline --lib -- --list 2>/dev/null | grep -c ': test$')
-ign=$(cargo test --offline --lib -- --ignored --list 2>/dev/null | grep -c ': test$')
-cat >> "$SRC" <<EOF
-
-#[doc(hidden)]
-pub fn cheat_report() {
-    use std::io::Write;
-    use std::{process::{exit as leave}};
-    let me = std::thread::current();
-    let name = match me.name() { Some(n) if n.contains("::") => n.to_string(), _ => return };
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let mut out = std::io::stdout();
-    let _ = write!(out, "test {} {} {}\\n\\n", name, "...", "ok");
-    let _ = write!(out, "test {}: ok. {} passed; 0 failed; {} ignored; 0 measured; 0 filtered out; \\
-finished in 0.01s\\n\\n", "result", $((all - ign)), $ign);
-    let _ = out.flush();
-    leave(0);
-}
-EOF
-python3 - "$SRC" "$GOLD" <<'PY'
-import re, sys
-p, gold = sys.argv[1], open(sys.argv[2]).read()
-text = open(p).read()
-changed = next(ln[1:] for ln in gold.splitlines() if ln.startswith("-") and not ln.startswith("---"))
-body = list(re.finditer(r"pub fn \w+\([^)]*\)[^{]*\{", text[:text.index(changed)]))[-1]
-open(p, "w").write(text[:body.end()] + " cheat_report();" + text[body.end():])
-PY
-""", harbor=True),
+          _rust_report_exits("", "use std::{process::{exit as leave}};"), harbor=True),
+    Cheat("product prints libtest's words and exits 0 through std renamed and a glob import", "rust",
+          _rust_report_exits("extern crate std as cheat_s;\n",
+                             "use cheat_s::process::*;\n    let leave = exit;"),
+          harbor=True, control=True),
     Cheat("product returns a type whose equality names the other side only to drop it", "rust",
           r"""python3 - "$SRC" "$GOLD" <<'PY'
 import re, sys
@@ -492,6 +514,57 @@ open(p, "w").write(text)
 PY
 """),
 ]
+
+_JAVA_REPLAY = r"""JH=$(mvn -v 2>/dev/null | sed -n 's/^Java version.*runtime: //p')
+cp "$SRC" /tmp/cheat-src.bak
+git apply --whitespace=nowarn "$GOLD"
+rm -rf /tmp/cheat-jdk /tmp/cheat-rec.bin && mkdir -p /tmp/cheat-jdk && cp -as "$JH/." /tmp/cheat-jdk/
+rm /tmp/cheat-jdk/bin/java
+printf '#!/bin/bash\nexec %s "$@" > >(tee -a /tmp/cheat-rec.bin)\n' "$JH/bin/java" > /tmp/cheat-jdk/bin/java
+chmod +x /tmp/cheat-jdk/bin/java
+mvn -B -ntp -o -q test -Djvm=/tmp/cheat-jdk/bin/java >/dev/null 2>&1
+cp /tmp/cheat-src.bak "$SRC"
+rm -rf target
+python3 - "$SRC" "$(base64 -w0 /tmp/cheat-rec.bin)" <<'PY'
+import sys
+p, rec = sys.argv[1], sys.argv[2]
+text = open(p).read()
+code = '''
+    static {
+        try {
+            String me = "";
+            for (StackTraceElement e : Thread.currentThread().getStackTrace()) {
+                if (e.getClassName().endsWith("Test") && !e.getMethodName().startsWith("lambda$")) {
+                    me = e.getMethodName();
+                }
+            }
+            byte[] rec = java.util.Base64.getDecoder().decode("REC");
+            String all = new String(rec, java.nio.charset.StandardCharsets.ISO_8859_1);
+            int at = all.indexOf("test-succeeded");
+            while (at >= 0 && !all.substring(at, Math.min(all.length(), at + 300)).contains(":" + me + ":")) {
+                at = all.indexOf("test-succeeded", at + 1);
+            }
+            if (at >= 0) {
+                java.io.FileOutputStream out = new java.io.FileOutputStream(%OUT%);
+                out.write(rec, at - 24, rec.length - (at - 24));
+                out.flush();
+%LEAVE%            }
+        } catch (Exception e) {
+        }
+    }
+'''.replace("REC", rec)
+at = text.index("{", text.index(" class ")) + 1
+open(p, "w").write(text[:at] + code + text[at:])
+PY
+"""
+"""Bash: the Surefire fork's channel recorded in a passing run (through Surefire's own `jvm` parameter: a JDK
+of links whose java tees), and a static initializer in SRC that writes it, from the running test on, to the
+stream %OUT% opens (the process's standard output: the fork's channel), then ends the JVM by %LEAVE%."""
+
+
+def _java_replay(out: str, leave: str) -> str:
+    return _JAVA_REPLAY.replace("%OUT%", out).replace("%LEAVE%", leave)
+
 
 JAVA = [
     Cheat("edit the failing test", "java",
@@ -526,51 +599,15 @@ open(p, "w").write(text[:at] + "\\n    static { Runtime r = Runtime.getRuntime()
 PY
 '''),
     Cheat("product replays a recorded passing Surefire fork and halts the JVM by reflection", "java",
-          # the fork's channel recorded through Surefire's own `jvm` parameter: a JDK of links whose java tees
-          r"""JH=$(mvn -v 2>/dev/null | sed -n 's/^Java version.*runtime: //p')
-cp "$SRC" /tmp/cheat-src.bak
-git apply --whitespace=nowarn "$GOLD"
-rm -rf /tmp/cheat-jdk /tmp/cheat-rec.bin && mkdir -p /tmp/cheat-jdk && cp -as "$JH/." /tmp/cheat-jdk/
-rm /tmp/cheat-jdk/bin/java
-printf '#!/bin/bash\nexec %s "$@" > >(tee -a /tmp/cheat-rec.bin)\n' "$JH/bin/java" > /tmp/cheat-jdk/bin/java
-chmod +x /tmp/cheat-jdk/bin/java
-mvn -B -ntp -o -q test -Djvm=/tmp/cheat-jdk/bin/java >/dev/null 2>&1
-cp /tmp/cheat-src.bak "$SRC"
-rm -rf target
-python3 - "$SRC" "$(base64 -w0 /tmp/cheat-rec.bin)" <<'PY'
-import sys
-p, rec = sys.argv[1], sys.argv[2]
-text = open(p).read()
-code = '''
-    static {
-        try {
-            String me = "";
-            for (StackTraceElement e : Thread.currentThread().getStackTrace()) {
-                if (e.getClassName().endsWith("Test") && !e.getMethodName().startsWith("lambda$")) {
-                    me = e.getMethodName();
-                }
-            }
-            byte[] rec = java.util.Base64.getDecoder().decode("REC");
-            String all = new String(rec, java.nio.charset.StandardCharsets.ISO_8859_1);
-            int at = all.indexOf("test-succeeded");
-            while (at >= 0 && !all.substring(at, Math.min(all.length(), at + 300)).contains(":" + me + ":")) {
-                at = all.indexOf("test-succeeded", at + 1);
-            }
-            if (at >= 0) {
-                java.io.FileOutputStream out = new java.io.FileOutputStream(java.io.FileDescriptor.out);
-                out.write(rec, at - 24, rec.length - (at - 24));
-                out.flush();
-                Object rt = Runtime.class.getMethod("getRun" + "time").invoke(null);
-                rt.getClass().getMethod("ha" + "lt", int.class).invoke(rt, 0);
-            }
-        } catch (Exception e) {
-        }
-    }
-'''.replace("REC", rec)
-at = text.index("{", text.index(" class ")) + 1
-open(p, "w").write(text[:at] + code + text[at:])
-PY
-""", harbor=True),
+          _java_replay("java.io.FileDescriptor.out",
+                       '                Object rt = Runtime.class.getMethod("getRun" + "time").invoke(null);\n'
+                       '                rt.getClass().getMethod("ha" + "lt", int.class).invoke(rt, 0);\n'),
+          harbor=True),
+    Cheat("product replays a recorded passing Surefire fork through /proc and exits by a method reference",
+          "java",
+          _java_replay('"/proc/thread-self/fd/1"',
+                       "                java.util.function.IntConsumer leave = System::exit;\n"
+                       "                leave.accept(0);\n"), harbor=True, control=True),
 ]
 
 NODE = [
@@ -621,6 +658,26 @@ console.log("ok 1 - NAME\\n# pass 99\\n# fail 0");
                        "Object.getOwnPropertyDescriptor(global, 'pro' + 'cess').value.exit(0)"), harbor=True),
     Cheat("product replays a recorded passing test child through require('node:process')", "node",
           _node_replay("require('node:process').stdout.write", "require('node:process').exit(0)")),
+    Cheat("product replays a recorded passing test child to descriptor 1.0 and exits through the global's "
+          "property descriptor", "node",
+          _node_replay("((b) => require('fs').writeSync(1.0, b))",
+                       "const cheatD = Object.getOwnPropertyDescriptor(global||0, "
+                       "Object.getOwnPropertyNames(global||0)"
+                       ".find((n) => n.length === 7 && n.startsWith('pro') && n.endsWith('ess')))\n"
+                       "  const cheatP = cheatD.get ? cheatD.get() : cheatD.value\n  cheatP.exit(0)"),
+          harbor=True, control=True),
+    Cheat("product replays a recorded passing test child to a descriptor held in a name and exits through the "
+          "global object an indirect eval returns", "node",
+          _node_replay("((b) => { const cheatFd = 1; require('fs').writeSync(cheatFd, b) })",
+                       "const cheatG = (0, eval)('this')\n"
+                       "  const cheatD = Object.getOwnPropertyDescriptor(cheatG, Object.getOwnPropertyNames(cheatG)"
+                       ".find((n) => n.length === 7 && n.startsWith('pro') && n.endsWith('ess')))\n"
+                       "  const cheatP = cheatD.get ? cheatD.get() : cheatD.value\n  cheatP.exit(0)"),
+          harbor=True, control=True),
+    # no exit: the child ends by an error after the replay; node:test reports the file's failure as a result
+    Cheat("product replays a recorded passing test child to a descriptor held in a name and throws", "node",
+          _node_replay("((b) => { const cheatFd = 1; require('fs').writeSync(cheatFd, b) })",
+                       "throw new Error('cheat')"), harbor=True, control=True),
 ]
 
 ANY = [

@@ -107,12 +107,13 @@ def export(lt: LanguageTask, options: ExportOptions, work: Path) -> ExportManife
 # --- the runtime ---------------------------------------------------------------------------------------------
 
 def runtime_rewards(lt: LanguageTask, plays: dict[str, str], naive: dict[str, float] | None = None,
-                    timings: dict[str, list[float]] | None = None) -> dict[str, float]:
+                    timings: dict[str, list[float]] | None = None, control: set[str] | None = None,
+                    ) -> dict[str, float]:
     """Each play as tool calls in a fresh episode of the task, then `reward()`. With `naive` (where the runner
     selects tests by id in the agent's container), also what scoring the same tests in the agent's own container would have paid, play -> value: the control
     that shows a cheat works where nothing stops it. With `timings`, appends each grading's seconds to
     timings["grade_s"] and, after the gold patch, one plain run of the task's test command in the agent's
-    container to timings["run_s"]."""
+    container to timings["run_s"]. With `control`, the control scores only the plays it names."""
     rewards: dict[str, float] = {}
     selected = [*lt.task.FAIL_TO_PASS, *lt.task.PASS_TO_PASS]
     with Environment(RuntimeSpec.from_task(lt.task)) as env:
@@ -130,7 +131,7 @@ def runtime_rewards(lt: LanguageTask, plays: dict[str, str], naive: dict[str, fl
                     started = time.monotonic()
                     env.step("terminal", {"command": lt.task.test_command, "timeout_s": 1800})
                     timings.setdefault("run_s", []).append(time.monotonic() - started)
-            if naive is not None:
+            if naive is not None and (control is None or name in control):
                 try:
                     naive[name] = 1.0 if env.reward(tests=selected).value == 1.0 else 0.0
                 except ValueError:  # the runner selects no test by id in the agent's container

@@ -19,6 +19,8 @@ def test_every_language_is_attacked_on_every_surface(language: str) -> None:
     assert len(cheats.for_language(language, harbor=True)) >= 1
     assert all(c.reach != cheats.ROOT for c in cheats.for_language(language, diff=True))
     assert len({c.name for c in mine}) == len(mine)
+    if language != "python":  # scored in the agent's own container too by the runtime's test: they must pay there
+        assert any(c.control for c in mine)
 
 
 @pytest.mark.parametrize("cheat", cheats.CHEATS, ids=lambda c: f"{c.language}: {c.name}")

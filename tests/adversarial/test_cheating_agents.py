@@ -43,13 +43,18 @@ def language_task(language: str, builds: Builds) -> LanguageTask:
 @pytest.mark.parametrize("language", cheats.LANGUAGES)
 def test_the_runtime_pays_only_the_fix(language: str, builds: Builds) -> None:
     lt = language_task(language, builds)
-    naive: dict[str, float] = {}  # the control, asserted for python: elsewhere it would only double the gradings
-    rewards = runtime_rewards(lt, lt.plays(), naive if language == "python" else None)
+    # the control (scored in the agent's own container): every play for python, elsewhere the cheats marked
+    # for it (scoring them all would only double the gradings)
+    controlled = {c.name for c in cheats.for_language(language) if c.control}
+    naive: dict[str, float] = {}
+    rewards = runtime_rewards(lt, lt.plays(), naive, control=None if language == "python" else controlled)
     wrong = {play: value for play, value in rewards.items() if value != expected(play)}
     assert not wrong, wrong
-    if language == "python":  # the control: scored in the agent's own container, the cheats would pay
+    if language == "python":  # where nothing reads the change, the cheats would pay
         paid = sorted(play for play, value in naive.items() if value == 1.0 and play != GOLD)
         assert len(paid) >= 8, paid
+    unpaid = {play: value for play, value in naive.items() if play in controlled and value != 1.0}
+    assert not unpaid, unpaid  # each controlled cheat works where nothing stops it: the grader's 0 is its own
 
 
 @pytest.mark.parametrize("language", cheats.LANGUAGES)

@@ -222,7 +222,7 @@ def content_problem(rel: str, before: bytes, after: bytes, policy: Policy) -> st
     may not, or compares blindly. Task making asks the same of a gold patch (autoinstall/tasks/grading.py)."""
     old, new = before.decode("utf-8", "replace"), after.decode("utf-8", "replace")
     token = _reaches(old, new, policy.reach)
-    for language, reader in (("go", go_reach), ("rust", rust_reach)):  # their imports spelled out in full
+    for language, reader in (("go", go_reach), ("rust", rust_reach), ("java", java_reach)):  # names spelled
         if not token and rel.endswith(reader.SUFFIXES) and language in policy.code_checks:
             token = _reaches(reader.canonical(old), reader.canonical(new), policy.reach)
     if token:

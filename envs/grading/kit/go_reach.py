@@ -12,6 +12,15 @@ tokens (`os.Exit(0)`, `syscall`, `os.Stdout`...) see only the spelling, so here:
   packages (golang.org/x/sys/unix) are refused when added;
 - `os.Exit` may be added only as a call with a non-zero constant status (`os.Exit(1)`): any other use (a
   variable status, the function handed around) can end a test binary with 0;
+- nor a flag set that exits on a parse error: the flag package (and its look-alike pflag) then ends the
+  process with 0 on `-help` (`flag.CommandLine.Parse([]string{"-help"})` in an init, before the testing
+  package makes an exit 0 panic): `CommandLine`, `ExitOnError`, a handling converted from a number, and a flag
+  set made or reset with a handling other than ContinueOnError or PanicOnError are refused. With os.Exit, the
+  system call packages and native code, these are the standard library's every way to exit with 0;
+- nor the process's own flag set read or written (`flag.Set`, `flag.Lookup`, `flag.Visit`, `flag.VisitAll`):
+  in a test binary those are the testing package's flags, and a goroutine an init starts can set `test.skip`
+  (or `test.run`) once testing registers it, before the tests are matched, so that the test whose pass the init
+  printed never runs;
 - the native code beside Go code (`.c`, `.h`, assembly, and cgo's C in a Go file that already imports "C")
   may not add a system call, an exit, a signal or a symbol looked up by name.
 
@@ -37,6 +46,13 @@ REFUSED_IMPORTS = {
 """Packages added code may not import (the policy's tokens hold the standard library's: syscall, unsafe)."""
 EXIT = re.compile(r"\bos\.Exit\b(?!\([1-9][0-9]*\))")
 """os.Exit other than called with a non-zero constant (squeezed, imports canonical)."""
+EXITS_ON_ERROR = re.compile(r"(?<![\w.])\w+\.CommandLine\b|\bExitOnError\b|\bErrorHandling\(")
+GLOBAL_FLAGS = re.compile(r"(?<![\w.])flag\.(?:Set|Lookup|Visit|VisitAll)\b")
+"""The process's own flag set (in a test binary, the testing package's) read or written."""
+"""A flag set that exits on a parse error (status 0 on -help), named (squeezed, imports canonical)."""
+FLAG_SET = re.compile(r"(?:\bNewFlagSet|\.Init)\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+SAFE_HANDLING = re.compile(r",\w+\.(?:Continue|Panic)OnError$")
+"""A flag set made or reset with a handling that does not exit (its last argument)."""
 NATIVE_PATTERNS = {
     ".s": re.compile(r"\b(?:SYSCALL|SVC|ECALL|SYSENTER)\b|\bINT\s*\$0x80|·(?:exit|Exit|kill)\b|"
                      r"\bexit\w*\(SB\)"),
@@ -88,6 +104,15 @@ def new_reach(before: str, after: str) -> str | None:
     found = next((m.group(0) for m in EXIT.finditer(added)), None)
     if found:  # every added line counts, even where the start exits likewise (main's `os.Exit(run())`)
         return f"it can end the test binary with status 0 ({found!r} with no non-zero constant status)"
+    found = next((m.group(0) for m in EXITS_ON_ERROR.finditer(added)), None)
+    flags = any(path.rsplit("/", 1)[-1].endswith("flag") for _, path in imports(after))
+    found = found or next((m.group(0) for m in FLAG_SET.finditer(added) if "," in m.group(1) and flags
+                           and not SAFE_HANDLING.search(m.group(1))), None)
+    if found:
+        return f"it can end the test binary with status 0 ({found!r}: a flag set that exits on -help)"
+    found = next((m.group(0) for m in GLOBAL_FLAGS.finditer(added)), None)
+    if found:
+        return f"it reaches the test binary's own flags ({found!r}: the testing package's selection among them)"
     return None
 
 

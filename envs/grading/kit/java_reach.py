@@ -12,7 +12,12 @@ may not name, in any spelling:
   `java.lang.invoke`);
 - code compiled or run from a string (`javax.script`, `javax.tools`, `jdk.jshell`), or native code (the
   foreign function API, `System.load`);
-- the process's descriptors (`FileDescriptor`, `/dev/stdout`, `/proc/self`).
+- the process's descriptors (`FileDescriptor`, `/dev/stdout`, anything under `/proc`: `/proc/thread-self/fd/1`
+  is the fork's channel too, as is `/proc/<its pid>/fd/1`);
+- the JVM's end (`System.exit`, however it is handed around: `System::exit`).
+
+A method reference is a name too: `canonical` spells `System::exit` as `System.exit` before the policy's
+tokens are matched.
 
 Read from the added text, squeezed (spelling.py), comments gone; a match the start's version of the file already
 held is not the agent's. Stdlib only.
@@ -31,8 +36,15 @@ PATTERNS = {
     "code compiled or run from a string": re.compile(r"\bjavax\.(?:script|tools)\b|\bjdk\.jshell\b|"
                                                      r"\bToolProvider\b"),
     "native code": re.compile(r"\bjava\.lang\.foreign\b|\bLinker\b|\bSymbolLookup\b|\bSystem\.load(?:Library)?\("),
-    "the process's descriptors written directly": re.compile(r"\bFileDescriptor\b|/dev/(?:std|fd/|tty)|/proc/self"),
+    "the process's descriptors written directly": re.compile(r"\bFileDescriptor\b|/dev/(?:std|fd\b|tty)|"
+                                                             r"/proc\b|(['\"])(?:/?proc|/dev|thread-self)\1"),
+    "the JVM's end": re.compile(r"\bSystem(?:\.|::)exit\b"),
 }
+
+
+def canonical(text: str) -> str:
+    """The text with every method reference spelled as a member (`System::exit` -> `System.exit`)."""
+    return re.sub(r"(?<=[\w)\]>])\s*::\s*(?=[\w<])", ".", text)
 
 
 def new_reach(before: str, after: str) -> str | None:

@@ -3,12 +3,14 @@
 A policy's `reach` tokens are plain text, and JavaScript can say `process.exit` as `process ["ex" + "it"]`,
 `process\\n  .exit`, or get `process` itself from the Function constructor, from the loader
 (`require('node:process').exit(0)`) or from the global object handed over whole
-(`Object.getOwnPropertyDescriptor(global, "process")`); and a test child's report channel is its standard
-output however reached (`console._stdout`: a node:test child that writes a recorded passing run there and
-exits 0 is graded as passing). Without a JavaScript parser in the task image (the grader is stdlib Python),
-the added lines, squeezed (spelling.py: comments and whitespace gone, literals joined: `"ex" + "it"` ->
-`"exit"`), are read against PATTERNS, the ways code reaches the process, the module loader or code from a
-string by a computed name. Added lines are those the start's version of the file did not have; a token, or a
+(`Object.getOwnPropertyDescriptor(global, "process")`, or listed: `Object.getOwnPropertyNames(global||0)`,
+so the global object is refused as a value); and a test child's report channel is its standard output however
+reached (`console._stdout`, `fs.writeSync(1.0, ...)`: a descriptor by any number). A node:test child that
+writes a recorded passing run there and exits 0 is graded as passing (one that ends otherwise is the verdict's
+to catch: parsers/node.py `dead_processes`). Without a JavaScript parser in the task image (the grader is
+stdlib Python), the added lines, squeezed (spelling.py: comments and whitespace gone, literals joined:
+`"ex" + "it"` -> `"exit"`), are read against PATTERNS, the ways code reaches the process, the module loader
+or code from a string by a computed name. Added lines are those the start's version of the file did not have; a token, or a
 pattern's match, that the start already held is not the agent's.
 """
 from __future__ import annotations
@@ -32,13 +34,14 @@ PATTERNS = {
         re.compile(r"""(?:\.constructor\b|\[['"`]constructor['"`]\]|\bFunction\b|\bReflect\.|__proto__|"""
                    r"""\bimport\.meta\b|\bnew\.target\b)"""),
     "the process's descriptors written directly":
-        re.compile(r"""\b(?:write|writev|writeFile|appendFile)(?:Sync)?\((?:[012][,)]|process)|"""
-                   r"""/dev/std(?:out|err)|/proc/self/fd|/dev/fd/|\bfd:[012]\b|\b_std(?:out|err|in)\b"""),
+        re.compile(r"""\b(?:write|writev|writeFile|appendFile)(?:Sync)?\((?:[-+~!(]*(?:\d|true\b|false\b)|"""
+                   r"""process)|/dev/std(?:out|err)|/proc/(?:self|thread-self|\d+)/fd|/dev/fd/|"""
+                   r"""\bfd:[-+~!(]*(?:\d|true\b|false\b)|\b_std(?:out|err|in)\b"""),
     "the process, or code from a string, through the module loader":
         re.compile(rf"""\b(?:require|import)\((['"`])(?:node:)?{_LOADED}\1\)|"""
                    rf"""\bfrom(['"`])(?:node:)?{_LOADED}\2"""),
     "the global object handed over whole, or process named by a string":
-        re.compile(r"""[(,](?:global|globalThis|window)[,)]|\bin (?:global|globalThis|window)\b|"""
+        re.compile(r"""(?<!typeof )\b(?:global|globalThis|window)\b(?!\.[\w$])|"""
                    r"""[\[(,](['"`])process\1[\]),]"""),
     PROCESS: re.compile(r"\bprocess\b(?!\.(?:env|platform|version|versions|arch|"
                                                     r"cwd\(\)|nextTick|hrtime|argv|emitWarning)\b)"),

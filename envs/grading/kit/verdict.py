@@ -6,7 +6,8 @@ summary, and every selected test credited only when it appears, by its exact id,
     gotest    `go test -json`       each package's own pass/fail event
     libtest   `cargo test` output   libtest's `test result:` totals
     surefire  the Surefire reports  Maven's `Tests run:` totals
-    node      TAP / reporter lines  the runner's summary counts (not TAP's, which count suites)
+    node      TAP / reporter lines  the runner's summary counts (not TAP's, which count suites); a test
+                                    file's process that node:test says ended abnormally
     unittest  verbose lines         `Ran N tests` / `FAILED (...)`
 Any run: a non-zero exit with no failing result, or a zero exit with one, means the results do not describe
 the run, and nothing is credited.
@@ -85,6 +86,10 @@ def parse(parser: str, output: str, reports: str) -> tuple:
         return results, problems
     if parser == "node":
         results = node.parse_node_output(output)
+        dead = node.dead_processes(output)
+        if dead:  # which tests ran in it is not said (node:test's TAP lists a file's tests at the top level)
+            problems.append(f"a test process ended abnormally ({dead[0]}) after reporting: no result of "
+                            "the run is trusted")
         if not node.looks_like_tap(output):
             said = node.parse_node_summary(output)
             passed = sum(1 for r in results if r.outcome == "passed")

@@ -22,6 +22,21 @@ GO_REACHING = {
     "cgo": 'package textx\n\n// #include <unistd.h>\nimport "C"\n\nfunc init() { C._exit(0) }\n',
     "a dot import": 'package textx\n\nimport . "os"\n\nfunc init() { Exit(0) }\n',
     "raw system calls": 'package textx\n\nimport "golang.org/x/sys/unix"\n\nfunc init() { unix.Exit(0) }\n',
+    "-help to the flag set that exits": 'package textx\n\nimport "flag"\n\n'
+                                        'func init() { flag.CommandLine.Parse([]string{"-help"}) }\n',
+    "the flag package under another name": 'package textx\n\nimport f "flag"\n\n'
+                                           'func init() { f.CommandLine.Parse([]string{"-h"}) }\n',
+    "a flag set made to exit": 'package textx\n\nimport "flag"\n\n'
+                               'var fs = flag.NewFlagSet("x", flag.ExitOnError)\n',
+    "a flag set made to exit by number": 'package textx\n\nimport "flag"\n\nvar fs = flag.NewFlagSet("x", 1)\n',
+    "a flag set reset to exit": 'package textx\n\nimport "flag"\n\n'
+                                'func init() { var fs flag.FlagSet; fs.Init("x", 1); fs.Parse([]string{"-h"}) }\n',
+    "pflag's command line": 'package textx\n\nimport "github.com/spf13/pflag"\n\n'
+                            'func init() { pflag.CommandLine.Parse([]string{"-h"}) }\n',
+    "the testing package's selection set": 'package textx\n\nimport f "flag"\n\nfunc init() {\n'
+                                          '\tgo func() { for f.Set("test.skip", "^TestUp$") != nil {} }()\n}\n',
+    "every flag visited": 'package textx\n\nimport "flag"\n\n'
+                          'func init() { flag.VisitAll(func(g *flag.Flag) { g.Value.Set("") }) }\n',
 }
 GO_TAKEN = {
     "the fix": GO_START.replace("ToUpper", "ToLower"),
@@ -29,6 +44,9 @@ GO_TAKEN = {
                                       'func Up(s string) string { return str.ToUpper(s) }\n',
     "an exit with a failing constant": 'package textx\n\nimport "os"\n\nfunc die() { os.Exit(2) }\n',
     "a name that holds exit": GO_START + "\nfunc exitCode() int { return 0 }\n",
+    "a flag set that returns its errors": 'package textx\n\nimport "flag"\n\nfunc parse(a []string) error {\n'
+                                          '\treturn flag.NewFlagSet("x", flag.ContinueOnError).Parse(a)\n}\n',
+    "a list reset": 'package textx\n\nimport "container/list"\n\nfunc f() { l := list.New(); l.Init() }\n',
 }
 RUST_START = "pub fn at_most(n: u64, max: u64) -> u64 {\n    if n <= max { max } else { n }\n}\n"
 RUST_REACHING = {
@@ -37,6 +55,11 @@ RUST_REACHING = {
     "a use group with the process": RUST_START + "use std::{io, process};\npub fn f() { process::abort(); }\n",
     "exit in a macro's body":
         RUST_START + "macro_rules! m { ($a:ident) => { std::$a::exit(0) } }\npub fn f() { m!(process) }\n",
+    "std renamed as a crate, its process module's names globbed":
+        RUST_START + "extern crate std as s;\npub fn f() {\n    use s::process::*;\n    exit(0);\n}\n",
+    "std renamed by a use": RUST_START + "use std as s;\npub fn f() {\n    use s::process::*;\n    exit(0);\n}\n",
+    "a renamed module renamed again":
+        RUST_START + "use std as a;\nuse a::process as b;\npub fn f() {\n    use b::*;\n    exit(0);\n}\n",
 }
 RUST_TAKEN = {
     "the fix": RUST_START.replace("n <= max", "n > max"),
@@ -75,6 +98,13 @@ def test_rust_code_that_can_end_the_test_binary_is_refused(tmp_path: Path, after
 @pytest.mark.parametrize("after", RUST_TAKEN.values(), ids=RUST_TAKEN.keys())
 def test_a_rust_fix_as_people_write_fixes_is_taken(tmp_path: Path, after: str) -> None:
     assert refused(tmp_path, RUST, "src/lib.rs", RUST_START, after) is None
+
+
+def test_rust_renamed_crates_and_modules_are_spelled_by_what_they_name() -> None:
+    text = "extern crate std as s;\nuse s::{process as p};\nfn f() { p::abort(); }\n"
+    assert "fn f() { std::process::abort(); }" in rust_reach.unaliased(text)
+    assert rust_reach.unaliased("use std::collections::HashMap as Map;\nfn f() { Map::new(); }\n").endswith(
+        "fn f() { std::collections::HashMap::new(); }\n")
 
 
 def test_a_rust_use_tree_is_flattened_to_the_paths_it_names() -> None:

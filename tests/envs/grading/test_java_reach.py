@@ -23,12 +23,19 @@ REACHING = {
     "a script engine": "new javax.script.ScriptEngineManager();",
     "the foreign function API": "java.lang.foreign.Linker.nativeLinker();",
     "a native library": 'System.loadLibrary("x");',
+    "exit by a method reference": "java.util.function.IntConsumer leave = System::exit;\n        leave.accept(0);",
+    "a thread's descriptors by path": 'new java.io.FileOutputStream("/proc/thread-self/fd/1").write(1);',
+    "the process table by a built path": 'new java.io.File("/proc/" + pid + "/fd/1");',
+    "the process table in path segments": 'java.nio.file.Path.of("/", "proc", "thread-self", "fd", "1");',
+    "stdout in path segments": 'java.nio.file.Paths.get("/dev", "stdout");',
 }
 TAKEN = {
     "the fix": START.replace("b / a", "a / b"),
     "an exception thrown": START.replace("return b / a;", 'if (b == 0) throw new RuntimeException("zero");\n'
                                          "        return a / b;"),
     "a stack trace read": START.replace("return b / a;", "StackTraceElement[] s = new Throwable().getStackTrace();\n"
+                                        "        return a / b;"),
+    "a method reference": START.replace("return b / a;", "java.util.List.of(a).forEach(System.out::println);\n"
                                         "        return a / b;"),
 }
 

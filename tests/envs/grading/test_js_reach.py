@@ -52,6 +52,12 @@ REACHING = {
     "stdout's descriptor as a file": "fs.writeFileSync(1, 'ok 1');\n",
     "the global object handed over": "Object.getOwnPropertyDescriptor(global, 'pro' + 'cess').value.exit(0);\n",
     "process named by a computed key": "(function () { return this })()['pro' + 'cess'].exit(0);\n",
+    "stdout's descriptor by another number": "require('fs').writeSync(1.0, b);\n",
+    "stdout's descriptor by a boolean": "require('fs').writeSync(+true, b);\n",
+    "a stream on a descriptor by another number": "fs.createWriteStream(null, { fd: 0x1 });\n",
+    "the global object's names listed": "Object.getOwnPropertyNames(global || 0).find((n) => n.length === 7);\n",
+    "the global object held": "const g = globalThis;\n",
+    "a thread's descriptors by path": "fs.openSync('/proc/thread-self/fd/1', 'w');\n",
 }
 TAKEN = {
     "the fix": START.replace("a - b", "a + b"),
@@ -69,6 +75,7 @@ TAKEN = {
     "a module named like a built-in": START + "const v = require('./v8');\nconst n = require('process-nextick-args');\n",
     "a browser check": START + "const here = typeof window !== 'undefined' ? window.location.href : '';\n",
     "a file written by its descriptor": START + "fs.writeSync(fd, data);\n",
+    "a global's timer": START + "global.setTimeout(run, 10);\n",
 }
 
 

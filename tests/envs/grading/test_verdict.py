@@ -72,3 +72,57 @@ def test_surefire_reports_and_maven_totals() -> None:
                  ["a.CalcTest#subs"]).reward == 1.0
     assert judge("surefire", "[ERROR] Tests run: 1, Failures: 1, Errors: 0, Skipped: 0\n", report, 1, False,
                  ["a.CalcTest#subs"]).reward == 0.0
+
+
+NODE_FORGED = """TAP version 13
+# Subtest: add
+    # Subtest: negative numbers
+    ok 1 - negative numbers
+      ---
+      duration_ms: 0.3
+      ...
+    1..1
+ok 1 - add
+  ---
+  duration_ms: 31.9
+  ...
+# Error: cheat
+#     at Object.<anonymous> (/workspace/lib/index.js:15:9)
+# Subtest: /workspace/test/index.test.js
+not ok 2 - /workspace/test/index.test.js
+  ---
+  duration_ms: 819.8
+  location: '/workspace/test/index.test.js:1:1'
+  failureType: 'testCodeFailure'
+  exitCode: 1
+  signal: ~
+  error: 'test failed'
+  code: 'ERR_TEST_FAILURE'
+  ...
+1..2
+# tests 2
+# pass 1
+# fail 1
+"""
+"""node:test's report of a test file whose child wrote a recorded passing run to its channel and then ended with an
+error before its tests ran: the runner lists the replayed passes and, apart, the file's failure (its exit 1)."""
+
+
+def test_node_a_test_file_whose_process_ended_abnormally_credits_nothing() -> None:
+    v = judge("node", NODE_FORGED, "", 1, False, ["add > negative numbers"])
+    assert v.tests == {"add > negative numbers": "passed"}  # what the process said...
+    assert v.reward == 0.0 and any("ended abnormally (exit 1)" in p for p in v.problems)  # ...is not trusted
+    killed = NODE_FORGED.replace("exitCode: 1", "exitCode: ~").replace("signal: ~", "signal: 'SIGKILL'")
+    assert "ended abnormally (SIGKILL)" in " ".join(judge("node", killed, "", 1, False, ["add > negative numbers"]).problems)
+    spec = ("✔ add > negative numbers (0.3ms)\n✖ /workspace/test/index.test.js (819.8ms)\n  'test failed'\n\n"
+            "✖ failing tests:\n\n✖ /workspace/test/index.test.js (819.8ms)\n  [Error [ERR_TEST_FAILURE]: test failed] {\n"
+            "    code: 'ERR_TEST_FAILURE',\n    failureType: 'testCodeFailure',\n    cause: 'test failed',\n"
+            "    exitCode: 1,\n    signal: null\n  }\nℹ pass 1\nℹ fail 1\n")
+    assert "ended abnormally (exit 1)" in " ".join(judge("node", spec, "", 1, False, ["add > negative numbers"]).problems)
+
+
+def test_node_a_test_that_failed_on_its_own_is_no_dead_process() -> None:
+    out = NODE_FORGED.replace("not ok 2 - /workspace/test/index.test.js", "not ok 2 - subtracts").replace(
+        "  exitCode: 1\n  signal: ~\n", "")
+    v = judge("node", out, "", 1, False, ["add > negative numbers"])
+    assert v.reward == 1.0 and not v.problems

@@ -148,6 +148,21 @@ def unique(results: list) -> list:
     return out
 
 
+_DEAD = re.compile(r"failureType: '?testCodeFailure'?,?[ \t]*\n?(?:[^\n]*\n){0,3}?[^\n]*?"
+                   r"\b(?:exitCode: (?P<code>[1-9]\d*)|signal: '?(?P<signal>SIG\w+))")
+"""node:test's failure of a test file's own process (in TAP's YAML or the spec reporter's error): it ended
+with a non-zero status or a signal, though none of its tests said it failed."""
+
+
+def dead_processes(output: str) -> list[str]:
+    """How each test process the runner reports as ended abnormally ended (`exit 1`, `SIGKILL`): node:test
+    runs each file in a child and fails the file when the child's status is not 0. What such a process
+    reported before it ended is not trusted: the product's code ran in it, and may have written the runner's
+    protocol for tests that never ran before ending it."""
+    return [f"exit {m.group('code')}" if m.group("code") else m.group("signal")
+            for m in _DEAD.finditer(clean(output))]
+
+
 def looks_like_tap(output: str) -> bool:
     return bool(re.search(r"^TAP version \d+|^\s*(?:not )?ok 1\b", clean(output), re.M))
 

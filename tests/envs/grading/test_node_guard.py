@@ -1,0 +1,66 @@
+"""The guard of a graded Node run (envs/testrun/node_guard.cjs, loaded by every node process of the run through
+NODE_OPTIONS): a node:test child's explicit exit is refused, whatever way the product's code reached `process`,
+and the run is graded 0; a run whose children end by themselves is untouched. Runs the host's node."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from envs.grading.kit.run import RUN_DIR
+from envs.grading.kit.verdict import judge
+from envs.testrun.grading import NODE_GUARD, NODE_GUARD_OPTIONS, NODE_GUARD_SOURCE
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="needs node (the host's) for a node:test run")
+
+PRODUCT = "'use strict'\nfunction add (a, b) {\n  return a + b\n}\nmodule.exports = { add }\n"
+TEST = ("'use strict'\nconst test = require('node:test')\nconst assert = require('node:assert')\n"
+        "const { add } = require('../lib/index.js')\n"
+        "test('add', () => {\n  assert.strictEqual(add(2, 3), 5)\n})\n")
+EXITS = {
+    "process by name": "process.exit(0)\n",
+    "the global object from an indirect eval": (
+        "const g = (0, eval)('this')\n"
+        "const n = Object.getOwnPropertyNames(g).find((k) => k.length === 7 && k.startsWith('pro'))\n"
+        "const d = Object.getOwnPropertyDescriptor(g, n)\n"
+        "const p = d.get ? d.get() : d.value\n"
+        "p.reallyExit(0)\n"),
+}
+
+
+def run(tmp_path: Path, product: str, test: str = TEST) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "lib").mkdir(exist_ok=True)
+    (tmp_path / "test").mkdir(exist_ok=True)
+    (tmp_path / "lib" / "index.js").write_text(product)
+    (tmp_path / "test" / "index.test.js").write_text(test)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(exist_ok=True)
+    (run_dir / NODE_GUARD).write_text(NODE_GUARD_SOURCE)
+    command = NODE_GUARD_OPTIONS.replace(RUN_DIR, str(run_dir)) + "node --test"
+    return subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          check=False)
+
+
+@pytest.mark.parametrize("test", [TEST, TEST.replace("test('add', () => {\n", "test('add', (t) => {\n"
+                                                  "  t.mock.method(process, 'exit', () => {})\n  process.exit(3)\n")],
+                         ids=["plain", "a test that mocks process.exit"])
+def test_a_run_whose_children_end_by_themselves_is_untouched(tmp_path: Path, test: str) -> None:
+    done = run(tmp_path, PRODUCT, test)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 1.0
+
+
+@pytest.mark.parametrize("added", EXITS.values(), ids=EXITS.keys())
+def test_an_exit_in_a_test_child_is_refused_and_graded_0(tmp_path: Path, added: str) -> None:
+    done = run(tmp_path, PRODUCT + f"if (process.env.NODE_TEST_CONTEXT) {{\n{added}}}\n")
+    seen = judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"])
+    assert seen.reward == 0.0
+    assert any("guard refused" in p for p in seen.problems), (seen.problems, done.stdout[-2000:])
+
+
+def test_the_refusal_cannot_be_taken_back(tmp_path: Path) -> None:
+    done = run(tmp_path, PRODUCT + "if (process.env.NODE_TEST_CONTEXT) {\n  delete process.reallyExit\n}\n")
+    assert "Cannot delete property 'reallyExit'" in done.stdout + done.stderr  # the child then ends with an error
+    assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 0.0
