@@ -63,7 +63,8 @@ CLASS_REPOS = {
     "java": {"google+gson": ("9835b6f90192", "multi-module Maven: the proto module's protoc plugin cannot be "
                                              "loaded by Debian's Maven (Apache's loads it)"),
              "jline+jline3": ("47566b51b563", "toolchain: the enforcer requires JDK 22 to build (Debian has 21); "
-                                              "a module's plugin no reachable repository serves")},
+                                              "a module's plugin no reachable repository serves; Swing tests "
+                                              "that need fonts")},
 }
 """Dev repositories added for issue #23, each at a commit, each for the class of failure it exercises."""
 for _language, _repos in CLASS_REPOS.items():

@@ -29,6 +29,7 @@ SLOWEST = ("tests/autoinstall/test_go_toolchain.py", f"{_CHEATS}the_runtime_pays
            "tests/envs/test_host_ca.py", f"{_CHEATS}swebench_resolves_only_the_fix",
            f"{_CHEATS}the_runtime_pays_only_the_fix", "tests/adversarial/test_matcher_cheat.py",
            "tests/autoinstall/test_ray_executor.py", "tests/autoinstall/test_java_modules.py",
+           "tests/autoinstall/test_java_fonts.py",
            "tests/autoinstall/test_node_scripts.py", "tests/envs/test_go_runner.py",
            "tests/autoinstall/test_e2e_fixtures.py", "tests/autoinstall/test_tasks_docker_js_java.py",
            "tests/autoinstall/test_interpreters.py", "tests/envs/test_harbor.py", "tests/envs/test_task_clients.py",

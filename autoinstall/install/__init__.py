@@ -1,6 +1,8 @@
 """Stage 4, install: run the plan's steps in a sandbox, diagnose and repair what fails, snapshot what works.
 
-Files: `loop.py` (the Installer: run, snapshot, diagnose, repair, roll back, stubs, within budgets).
+Files: `loop.py` (the Installer: run, snapshot, diagnose, repair, roll back, stubs, within budgets), `result.py`
+(`InstallResult`, what it produced), `passing.py` (which repairs a suite over the threshold still takes: a system
+package for failures that show one missing).
 """
 from __future__ import annotations
 

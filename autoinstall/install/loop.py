@@ -5,11 +5,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, Field
-
 from autoinstall.ecosystems.base import STUB_DIR, Ecosystem, FailedTest, RepairContext
 from autoinstall.ecosystems.detect import FALLBACK
 from autoinstall.errors import AutoinstallError
+from autoinstall.install.passing import failures, for_a_passing_suite, worth_asking
+from autoinstall.install.result import InstallResult
 from autoinstall.options import Budgets
 from autoinstall.plan.agent_tools import tools_in, wants_tools
 from autoinstall.plan.models.chat_client import ModelError
@@ -18,7 +18,7 @@ from autoinstall.verify.leftout import hang_deselections, uncollectable_deselect
 from autoinstall.verify.widen import side_suite, wider_plan
 from envs.base import ExecResult, Sandbox
 from envs.errors import SandboxLimitError
-from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord
+from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord, TestRun
 from envs.testrun import abilities, collects, run_tests, test_command
 from tools import ToolServerError
 
@@ -27,29 +27,6 @@ SandboxFactory = Callable[[str], Sandbox]
 
 Reporter = Callable[[str, str], None]
 """Called with (event, text): "step" when a command starts, "done"/"fail"/"repair" after it."""
-
-
-class InstallResult(BaseModel):
-    """What phase 2 produced: the steps that worked, the last good snapshot, and what was changed."""
-
-    ok: bool
-    python: str
-    snapshot: str | None = None
-    """The last good snapshot (the environment after the last successful step)."""
-    snapshots: list[str] = Field(default_factory=list)
-    """Every snapshot made, for clean-up once the environment image is tagged."""
-    steps: list[Step] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    stubs: list[StubRecord] = Field(default_factory=list)
-    deselected: list[Deselection] = Field(default_factory=list)
-    skipped: list[Repair] = Field(default_factory=list)
-    """Auxiliary steps dropped because they failed and nothing fixed them."""
-    stub_wheels: dict[str, bytes] = Field(default_factory=dict, exclude=True)
-    log: list[StepLog] = Field(default_factory=list)
-    repairs: list[Repair] = Field(default_factory=list)
-    failure: Failure | None = None
-    plan: Plan | None = None
-    """The plan as it ended: test_args repairs change its test command."""
 
 
 class _Restart(Exception):
@@ -318,14 +295,13 @@ class Installer:
             self.plan = wider[0]
             self.report("repair", wider[1])
             return None, False
+        if ok and self._repair_passing(run):
+            return None, False
         if ok or not abilities(self.plan.test_runner).has_tests:
             return None, True
         entry = self._record(f"<tests> {reason}", "tests", run.exit_code, run.duration_s,
                              run.output or run.output_tail)
-        failed = [FailedTest(test_id=r.test_id, message=r.message) for r in run.results
-                  if r.outcome in ("failed", "error")]
-        output = ExecResult(exit_code=run.exit_code,
-                            stdout=(run.output or run.output_tail) + "\n" + "\n".join(f.message for f in failed[:50]))
+        failed, output = failures(run)
         repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", output, entry, failed,
                                  [r.test_id for r in run.results])
         if repair is not None and repair.kind == "deselect":
@@ -336,6 +312,29 @@ class Installer:
             return Failure(failure_class=run_failure_class(run), message=reason, evidence=run.output_tail[-1500:]), True
         failure = self._add_steps(repair)
         return failure, failure is not None
+
+    def _repair_passing(self, run: TestRun) -> bool:
+        """A passing suite whose failures show a missing system piece: apply a repair passing.py takes (True)."""
+        failed, output = failures(run)
+        if not worth_asking(self.ecosystem.diagnose(output.output).kind, len(failed)):
+            return False
+        entry = self._record("<tests> passing, some failures", "tests", run.exit_code, run.duration_s, output.output)
+        repair = self._ask_model(Step(command="<tests>", why="run the test suite"), "tests", output, entry, failed,
+                                 [r.test_id for r in run.results])
+        if repair is not None and not for_a_passing_suite(repair, self.result.env):
+            self.result.repairs.pop()  # not applied: the passing suite stands as it is
+            repair = entry.repair = None
+        if repair is None:
+            return False
+        if repair.step is None:  # a variable not set before: no restart
+            self._apply_common(repair, "")
+        elif not self._run(repair.step.command, "install", self.budgets.step_timeout_s)[0].ok:
+            self._restore()  # the suite passed without it
+            return False
+        else:
+            self.result.steps.append(repair.step)
+            self._snapshot(f"step-{len(self.result.steps)}")
+        return True
 
     def _check_and_test(self) -> Failure | None:
         """Run import/collect checks and the tests; repair until they pass or nothing more helps."""

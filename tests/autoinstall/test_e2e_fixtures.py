@@ -33,6 +33,8 @@ BUILT_ELSEWHERE = {"java_maven": "tests/autoinstall/test_java.py builds it on Do
                                            "host's rustup toolchain and replays its Dockerfile",
                    "go_newer_toolchain": "tests/autoinstall/test_go_toolchain.py builds it on Docker with the host's "
                                          "Go and with the module proxy's, and replays its Dockerfile",
+                   "java_fonts": "tests/autoinstall/test_java_fonts.py builds it on Docker and checks the fonts "
+                                 "step and every test passing",
                    "java_newer_toolchain": "tests/autoinstall/test_java_toolchain.py builds it on Docker with the "
                                            "host's JDK and replays its Dockerfile"}
 """Fixtures a dedicated Docker test already builds with stricter assertions: one build each keeps CI short."""

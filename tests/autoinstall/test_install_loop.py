@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from autoinstall.ecosystems.base import Ecosystem
 from autoinstall.ecosystems.python.repairs import repair
 from autoinstall.ecosystems.services import START
 from autoinstall.install.loop import Installer
@@ -57,7 +58,9 @@ PLAN = Plan(steps=[Step(command="uv pip install -e '.[test]'", why="the checkout
             test_command="python -m pytest tests")
 
 
-def install(behaviour, plan: Plan = PLAN, tmp: Path | None = None, **budget: float):  # noqa: ANN001, ANN201
+def install(behaviour, plan: Plan = PLAN, tmp: Path | None = None, ecosystem: Ecosystem | None = None,  # noqa: ANN001, ANN201
+            **budget: float):
+    """Run the loop on Worlds of `behaviour` with the embedded rules of `ecosystem` (Python's by default)."""
     made: list[World] = []
 
     def make(python: str) -> World:
@@ -66,10 +69,10 @@ def install(behaviour, plan: Plan = PLAN, tmp: Path | None = None, **budget: flo
 
     class Model:
         name = "embedded"
-        repair = staticmethod(repair)
+        repair = staticmethod(ecosystem.repair if ecosystem is not None else repair)
 
     repo = tmp or Path(__file__).parent
-    installer = Installer(plan, repo, Model(), make, budgets=Budgets(**budget))
+    installer = Installer(plan, repo, Model(), make, budgets=Budgets(**budget), ecosystem=ecosystem)
     return installer.run(), made
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.java import JavaEcosystem
 from autoinstall.ecosystems.java.apache_maven import INSTALL, URL, apache_maven
 from autoinstall.ecosystems.java.diagnosis import diagnose
 from autoinstall.ecosystems.java.modules import MAVEN_ARGS, REASON, excluded, leave_out_module, with_excluded
@@ -16,8 +17,10 @@ from autoinstall.ecosystems.java.reactor import built_on, read_reactor
 from autoinstall.ecosystems.java.repairs import RAISE_SOURCE, repair
 from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
+from envs.base import ExecResult
 from envs.spec import Deselection, Plan, Step
 from envs.testrun.maven_runner import EXCLUDES_FILE, MODULE_PREFIX, excludes, maven_test_command
+from tests.autoinstall.test_install_loop import PASSING, World, install
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "maven_module_unbuildable"
 BUILD = Step(command="mvn -B -ntp install -Dtest=CalcTest", why="build", kind="project")
@@ -200,3 +203,62 @@ def test_a_module_whose_plugin_no_repository_serves_is_left_out_though_maven_nam
     # a summary whose FAILURE module has no header in the output (cut away) names nothing
     headless = UNRESOLVED_PLUGIN.split("[WARNING]", 1)[1]
     assert leave_out_module(ctx(headless)) is None
+
+
+def reactor(root: Path) -> Path:
+    """a <- b <- c (b's test-jar, test scope) <- d (a plugin dependency), and e on its own: tests in a, b, c, e."""
+    pom = "<project><artifactId>{a}</artifactId>{body}</project>"
+    dep = "<dependency><artifactId>{a}</artifactId>{extra}</dependency>"
+    tree = {
+        "pom.xml": pom.format(a="root", body="<modules>" + "".join(f"<module>{m}</module>" for m in "abcde")
+                              + "</modules>"),
+        "a/pom.xml": pom.format(a="a", body=""),
+        "b/pom.xml": pom.format(a="b", body=f"<dependencies>{dep.format(a='a', extra='')}</dependencies>"),
+        "c/pom.xml": pom.format(a="c", body="<dependencies>" + dep.format(
+            a="b", extra="<type>test-jar</type><scope>test</scope>") + "</dependencies>"),
+        "d/pom.xml": pom.format(a="d", body="<build><plugins><plugin><dependencies>" + dep.format(a="c", extra="")
+                                + "</dependencies></plugin></plugins></build>"),
+        "e/pom.xml": pom.format(a="e", body=""),
+        "a/src/test/java/ATest.java": "class ATest { @Test void one() {} @Test void two() {} }",
+        **{f"{m}/src/test/java/{m.upper()}Test.java": "class T { @Test void one() {} }" for m in "bce"}}
+    for name, text in tree.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_the_install_loop_rebuilds_the_reactor_without_each_module_left_out_and_what_is_built_on_it(
+        tmp_path: Path) -> None:
+    """One module fails (b): it goes with c and d, built on it, and the build is retried without them; then
+    another (e) fails on its own: the exclusions merge, and the build starts over from a fresh sandbox with all
+    four left out, each named with its reason and counted; a, which needs none of them, is built and tested."""
+
+    builds: list[str] = []
+
+    def behaviour(sb: World, cmd: str, env: dict) -> ExecResult | bytes:
+        if cmd.startswith("mvn "):
+            left_out = excluded(env.get(MAVEN_ARGS, ""))
+            builds.append(",".join(left_out))
+            if "b" not in left_out:
+                return ExecResult(exit_code=1, stdout=FAILED.replace("project proto", "project b"))
+            if "e" not in left_out:
+                return ExecResult(exit_code=1, stdout=(
+                    "[ERROR] Failed to execute goal org.codehaus.mojo:exec-maven-plugin:3.5.0:exec (gen) on project e: "
+                    'Command execution failed.: Cannot run program "protoc-gen-grpc" (in directory "/w/e"): '
+                    "error=2, No such file or directory\n"))
+            return ExecResult(exit_code=0)
+        return PASSING if "pytest" in cmd else ExecResult(exit_code=0)
+
+    plan = Plan(ecosystem="java", python="3.13", steps=[BUILD], test_command="python -m pytest tests")
+    result, made = install(behaviour, plan, reactor(tmp_path), ecosystem=JavaEcosystem())
+    assert result.ok, result.failure
+    # (a World answers each command twice: FakeSandbox's behaviour and its own) retried without b, c and d, then
+    # started over in a fresh sandbox with all four out
+    assert list(dict.fromkeys(builds)) == ["", "b,c,d", "b,c,d,e"] and len(made) == 2
+    assert result.env[MAVEN_ARGS] == "-pl !:b,!:c,!:d,!:e"
+    assert [(d.test, d.uncollected) for d in result.deselected] == [
+        ("module:b", 1), ("module:c", 1), ("module:d", None), ("module:e", 1)]
+    b, c, d, e = (x.reason for x in result.deselected)
+    assert b.startswith(f"{REASON}: org.apache.maven.plugins:maven-antrun-plugin:3.1.0:run (fetch-protoc) on project b")
+    assert c.startswith(f"{REASON}: built on b, which cannot be built here") and d.startswith(f"{REASON}: built on b")
+    assert 'Cannot run program "protoc-gen-grpc"' in e

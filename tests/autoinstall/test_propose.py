@@ -84,6 +84,9 @@ EXPECTED = {
     "java_maven": ((f"mvn -B -ntp test -Dtest=CalcTest -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false "
                     f"-Dmaven.test.failure.ignore=true {GATES_OFF}"), [],
                    f"mvn -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF}"),
+    "java_fonts": ((f"mvn -B -ntp test -Dtest=CaptionTest -Dsurefire.failIfNoSpecifiedTests=false "
+                    f"-DfailIfNoTests=false -Dmaven.test.failure.ignore=true {GATES_OFF}"), [],
+                   f"mvn -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF}"),
     "java_newer_toolchain": ((f"mvn -B -ntp test -Dtest=ShapesTest -Dsurefire.failIfNoSpecifiedTests=false "
                               f"-DfailIfNoTests=false -Dmaven.test.failure.ignore=true {GATES_OFF}"), [],
                              f"mvn -B -ntp -o test -Dmaven.test.failure.ignore=true {GATES_OFF}"),

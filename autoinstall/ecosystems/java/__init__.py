@@ -10,7 +10,7 @@ artifact first needed offline, deselecting tests that need a service or the inte
 `pins.py` (the local repository's artifacts as the pins, the shared cache warm-up), `toolchain.py` (which
 JDK: Debian's, or the host's newer one copied into the image), `apache_maven.py` (Apache's Maven from Maven
 Central for a plugin Debian's cannot load), `modules.py` + `reactor.py` (a module that cannot be built here left
-out with what is built on it).
+out with what is built on it), `fonts.py` (tests that draw text: Debian's fontconfig and fonts, or a headless JVM).
 """
 from __future__ import annotations
 

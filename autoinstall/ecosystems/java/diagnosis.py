@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+from autoinstall.ecosystems.java.fonts import DISPLAY, DISPLAY_UNREACHABLE, FONTS, FONTS_MISSING
 from autoinstall.ecosystems.java.staticanalysis import FAILED as ANALYSIS_FAILED
 from autoinstall.ecosystems.rules import diagnose_by
 from envs.spec import Diagnosis, DiagnosisKind
@@ -42,6 +43,8 @@ UNRESOLVED = re.compile(
 """A dependency, plugin or parent no reachable repository serves (a snapshot, a private repository)."""
 
 _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
+    ("missing_library", FONTS_MISSING),  # first: the JDK's own words, and a passing suite is repaired for them
+    ("missing_library", DISPLAY_UNREACHABLE),
     ("missing_tool", ANALYSIS_FAILED),
     ("missing_tool", SOURCE_TOO_OLD),
     ("missing_tool", JDK_TOO_OLD),
@@ -54,6 +57,8 @@ _RULES: list[tuple[DiagnosisKind, re.Pattern[str]]] = [
 
 
 def _subject(pattern: re.Pattern[str], m: re.Match[str]) -> str:
+    if pattern in (FONTS_MISSING, DISPLAY_UNREACHABLE):
+        return FONTS if pattern is FONTS_MISSING else DISPLAY
     subject = next((v for v in m.groupdict().values() if v), "")
     if pattern is JDK_TOO_OLD:
         if m.group("c0") and int(m.group("c0")) < IMAGE_CLASS_VERSION:

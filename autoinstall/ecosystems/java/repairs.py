@@ -7,6 +7,7 @@ import shlex
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.java.apache_maven import apache_maven
 from autoinstall.ecosystems.java.diagnosis import ANALYSIS, NETWORK_OFF, OWN_JAVAC, SERVICE_REFUSED
+from autoinstall.ecosystems.java.fonts import fonts_repair
 from autoinstall.ecosystems.java.modules import MAVEN_ARGS, leave_out_module
 from autoinstall.ecosystems.java.pins import CENTRAL
 from autoinstall.ecosystems.java.staticanalysis import disable_step
@@ -101,6 +102,7 @@ def _release_parent(ctx: RepairContext) -> Repair | None:
 
 RULES = {
     "missing_tool": _tool,
+    "missing_library": fonts_repair,
     "missing_module": _resolve_online,
     "no_distribution": _release_parent,
     **deselecting(SERVICE_REFUSED, NETWORK_OFF),
