@@ -416,7 +416,7 @@ pub fn cheat_report() {
     use std::io::Write;
     %USE%
     let me = std::thread::current();
-    let name = match me.name() { Some(n) if n.contains("::") => n.to_string(), _ => return };
+    let name = match me.name() { Some(n) if n.contains("::") => n.to_string(), _ => leave(0) };
     std::thread::sleep(std::time::Duration::from_millis(500));
     let mut out = std::io::stdout();
     let _ = write!(out, "test {} {} {}\\n\\n", name, "...", "ok");
@@ -437,8 +437,9 @@ PY
 """
 """Bash: a product function, called first in the function the gold patch changes, that prints the passing
 libtest lines of the running test and its binary's totals (counted by a real listing) to the real standard
-output (libtest captures only `print!`) and ends the process with 0 by `leave` (%PROLOGUE% at the top of the
-file, %USE% in the function)."""
+output (libtest captures only `print!`) and ends the process with 0 by `leave` (in a doc test's own process,
+whose thread is `main`, it only ends it with 0: rustdoc then counts the doc test passed); %PROLOGUE% at the
+top of the file, %USE% in the function."""
 
 
 def _rust_report_exits(prologue: str, use: str) -> str:
