@@ -9,7 +9,9 @@ keeps the start's version of every documentation that holds one, with the agent'
   start's when they differ. rustdoc names a doc test by its block's line (`src/lib.rs - add (line 5)`), which
   the agent's code above it may move: `moved_blocks` maps the graded file's lines back to the start's.
 - Python: each docstring (module, class, function, by qualified name) whose start text holds `>>>` replaces the
-  agent's docstring of the same name when they differ. pytest names a doctest by its object, not its line.
+  agent's docstrings of every scope of that name when they differ. pytest names a doctest by its object, not
+  its line. What text cannot see (the name bound to another function, a docstring set at run time) the run's
+  guard checks: a doctest of the agent's file runs the start's examples (envs/testrun/guard_plugin.py).
 
 A documentation the agent deleted leaves its tests missing from the run (graded as not passing). Stdlib only.
 """
@@ -83,29 +85,30 @@ def keep_python_doctests(start: str, agent: str) -> tuple[str, bool]:
         return agent, False
     at_ours, at_theirs = _line_offsets(ours_b), _line_offsets(theirs_b)
     edits = []
-    for name, node in ours.items():
-        other = theirs.get(name)
-        if other is None or ">>>" not in node.value.value:
+    for name, nodes in ours.items():
+        node = nodes[0]
+        if ">>>" not in node.value.value:
             continue
         kept = ours_b[at_ours[node.lineno] + node.col_offset:at_ours[node.end_lineno] + node.end_col_offset]
-        a = at_theirs[other.lineno] + other.col_offset
-        b = at_theirs[other.end_lineno] + other.end_col_offset
-        if theirs_b[a:b] != kept:
-            edits.append((a, b, kept))
+        for other in theirs.get(name, ()):  # every scope of that name: a second `def` would replace the first
+            a = at_theirs[other.lineno] + other.col_offset
+            b = at_theirs[other.end_lineno] + other.end_col_offset
+            if theirs_b[a:b] != kept:
+                edits.append((a, b, kept))
     for a, b, kept in sorted(edits, key=lambda e: -e[0]):
         theirs_b = theirs_b[:a] + kept + theirs_b[b:]
     return theirs_b.decode("utf-8", "surrogateescape"), bool(edits)
 
 
 def _docstrings(tree: ast.Module) -> dict:
-    """Qualified name ("" for the module) -> the docstring's expression node, for every documented scope."""
+    """Qualified name ("" for the module) -> the docstring expression nodes of the scopes of that name, in order."""
     found = {}
 
     def visit(node: ast.AST, name: str) -> None:
         body = getattr(node, "body", None)
         if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
                 and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-            found.setdefault(name, body[0])
+            found.setdefault(name, []).append(body[0])
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 visit(child, f"{name}.{child.name}" if name else child.name)

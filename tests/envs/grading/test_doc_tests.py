@@ -97,3 +97,20 @@ def test_rust_block_doc_comments_are_kept_too(tmp_path: Path) -> None:
     cheat = lib.replace("5);", "0);").replace("assert!(demo::ok())", "let _ = 1").replace("a - b", "a + b")
     found = sort(tmp_path, {"src/lib.rs": lib}, lambda a: (a / "src/lib.rs").write_text(cheat), RUST)
     assert found["src/lib.rs"].accepted and found["src/lib.rs"].content == lib.replace("a - b", "a + b").encode()
+
+
+def test_rust_documentation_added_as_an_attribute_is_refused(tmp_path: Path) -> None:
+    """A doc comment made a `#[doc = "..."]` attribute holds doc tests the grader does not read: refused."""
+    attr = LIB.replace("/// Adds two numbers.\n///\n/// ```\n/// assert_eq!(demo::add(2, 3), 5);\n/// ```\n",
+                       '#[doc = "Adds two numbers.\\n\\n```\\nassert_eq!(demo::add(2, 3), 0);\\n```"]\n')
+    for cheat in (attr, attr.replace("#[doc = ", "#[cfg_attr(all(), doc = ").replace('```"]', '```")]')):
+        found = sort(tmp_path / str(len(cheat)), {"src/lib.rs": LIB},
+                     lambda a, c=cheat: (a / "src/lib.rs").write_text(c), RUST)
+        assert not found["src/lib.rs"].accepted and "doc=" in found["src/lib.rs"].reason, found["src/lib.rs"]
+
+
+def test_python_a_second_scope_of_the_same_name_gets_the_starts_docstring_too(tmp_path: Path) -> None:
+    second = MOD + '\n\ndef add(a, b):\n    """Adds.\n\n    >>> add(2, 3)\n    -1\n    """\n    return a - b\n'
+    found = sort(tmp_path, {"calc/core.py": MOD}, lambda a: (a / "calc/core.py").write_text(second), PYTHON)
+    kept = MOD + '\n\ndef add(a, b):\n    """Adds.\n\n    >>> add(2, 3)\n    5\n    """\n    return a - b\n'
+    assert found["calc/core.py"].accepted and found["calc/core.py"].content == kept.encode()
