@@ -485,6 +485,9 @@ PY
           _rust_report_exits("extern crate std as cheat_s;\n",
                              "use cheat_s::process::*;\n    let leave = exit;"),
           harbor=True, control=True),
+    # the same exit spelled with raw identifiers (`r#exit` is `exit` to rustc)
+    Cheat("product prints libtest's words and exits 0 through raw identifiers in a nested use", "rust",
+          _rust_report_exits("", "use std::{r#process::{r#exit as leave}};"), control=True),
     Cheat("product returns a type whose equality names the other side only to drop it", "rust",
           r"""python3 - "$SRC" "$GOLD" <<'PY'
 import re, sys
@@ -609,6 +612,13 @@ PY
           _java_replay('"/proc/thread-self/fd/1"',
                        "                java.util.function.IntConsumer leave = System::exit;\n"
                        "                leave.accept(0);\n"), harbor=True, control=True),
+    # the same written with unicode escapes, which javac decodes before anything (`\u0053ystem` is System)
+    Cheat("product replays a recorded passing Surefire fork through /proc and exits, both spelled by unicode "
+          "escapes", "java",
+          _java_replay(r'"/pr\\u006fc/thread-self/fd/1"',
+                       "                java.util.function.IntConsumer leave = "
+                       "\\\\u0053ystem::\\\\u0065xit;\n"
+                       "                leave.accept(0);\n"), control=True),
 ]
 
 NODE = [
@@ -651,6 +661,15 @@ for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok'
   _assert.strict[name] = () => {};
 }
 ''', append=True)),
+    # the same with the module bound under a name spelled by an escape (`\u0063heatA` is cheatA to the engine)
+    Cheat("product replaces the assert module's functions, bound under an escaped name", "node",
+          _heredoc('"$SRC"', '''
+const \\u0063heatA = require('node:assert');
+for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok', 'throws', 'match']) {
+  cheatA[name] = () => {};
+  cheatA.strict[name] = () => {};
+}
+''', append=True), control=True),
     Cheat("product prints passing TAP lines", "node", _heredoc('"$SRC"', '''
 console.log("ok 1 - NAME\\n# pass 99\\n# fail 0");
 ''', append=True) + 'sed -i "s/ - NAME/ - $NAME/" "$SRC"\n'),

@@ -5,15 +5,16 @@ product computes (an "always equal" object), so the grader refuses one the agent
 only to drop it (`let _ = other; true`: a Rust function returning such a type paid 1.0 before) or to compare it
 with itself (`other == other`) is not looking; a Rust method that never reads `self` does not look either.
 
-Read from the added text (the grader has no Java, Go or Rust parser): a method whose body holds no nested braces is
-checked whole; one with nested blocks is left to the tests. Python's counterpart reads the syntax tree
-(python_reach.py). Stdlib only.
+Read from the added text, names spelled as the compiler reads them (spelling.py: `boolean \\u0065quals`,
+`fn r#eq`) and comments those its lexer sees (the grader has no Java, Go or Rust parser): a method whose body
+holds no nested braces is checked whole; one with nested blocks is left to the tests. Python's counterpart
+reads the syntax tree (python_reach.py). Stdlib only.
 """
 from __future__ import annotations
 
 import re
 
-from .spelling import COMMENT
+from .spelling import spelled, uncommented
 
 METHODS = {
     "java": re.compile(r"\bboolean\s+(equals)\s*\(\s*(?:final\s+)?(?:java\.lang\.)?Object\s+(\w+)\s*\)\s*"
@@ -36,8 +37,8 @@ def blind(language: str, before: str, after: str) -> str | None:
     pattern = METHODS.get(language)
     if pattern is None:
         return None
-    held = {_key(m) for m in pattern.finditer(COMMENT.sub(" ", before))}
-    for match in pattern.finditer(COMMENT.sub(" ", after)):
+    held = {_key(m) for m in pattern.finditer(uncommented(spelled(before, language), language))}
+    for match in pattern.finditer(uncommented(spelled(after, language), language)):
         name, other, body = match.groups()
         if not _looks(language, other, body) and _key(match) not in held:
             return f"{name} answers without looking at {other}, what it is compared with"

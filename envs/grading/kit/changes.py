@@ -6,9 +6,11 @@ protected patterns and untransferred folders: tests, their data and configuratio
 runner plug-ins; and, when the policy names the language's source suffixes, every file that is not source:
 a snapshot or golden file beside the code is as much the task's as one in a test folder), links and special files, binaries, files over the size cap, new modules where they would
 shadow an import (a new top-level `pytest.py`, a new `org/junit/` class), and text whose added lines reach
-into the runner or the grading (the policy's `reach` tokens, absent from the start's version; Go's and Rust's
-read with their imports spelled out: go_reach.py, rust_reach.py, which also refuse what can end a test binary
-with status 0; Java's against the JVM's runtime, reflection by name and raw descriptors: java_reach.py), and Python,
+into the runner or the grading (the policy's `reach` tokens, absent from the start's version; also in the
+text as each language's lexer reads it: Java's unicode escapes decoded, Rust's raw identifiers, JavaScript's
+escaped names and strings, Python's NFKC names, spelling.py; Go's and Rust's read with their imports spelled
+out: go_reach.py, rust_reach.py, which also refuse what can end a test binary with status 0; Java's against
+the JVM's runtime, reflection by name and raw descriptors: java_reach.py), and Python,
 JavaScript and TypeScript code whose added code reaches there without spelling it (python_reach.py,
 js_reach.py), and an equality that answers without looking at the other side (blind_equality.py). Rust test
 items inside a source file are the start's, whatever the agent did to them (rust_inline.py), and so are Rust doc
@@ -34,6 +36,10 @@ from . import (
 )
 from .globs import first_match
 
+READERS = {"go": go_reach, "rust": rust_reach, "java": java_reach, "node": js_reach, "python": python_reach}
+"""Each language (as a policy's `code_checks` names it) -> its reader: its source suffixes, its lexer's name
+and its `canonical` spelling, the text as the language reads it (spelling.py `spelled`), for the policy's
+tokens."""
 BINARY_SUFFIXES = (".so", ".pyd", ".dylib", ".dll", ".o", ".a", ".class", ".jar", ".war", ".node", ".wasm",
                    ".exe", ".pyc", ".pyo", ".rlib", ".rmeta")
 
@@ -222,9 +228,9 @@ def content_problem(rel: str, before: bytes, after: bytes, policy: Policy) -> st
     may not, or compares blindly. Task making asks the same of a gold patch (autoinstall/tasks/grading.py)."""
     old, new = before.decode("utf-8", "replace"), after.decode("utf-8", "replace")
     token = _reaches(old, new, policy.reach)
-    for language, reader in (("go", go_reach), ("rust", rust_reach), ("java", java_reach)):  # names spelled
+    for language, reader in READERS.items():  # names spelled as the language's lexer reads them
         if not token and rel.endswith(reader.SUFFIXES) and language in policy.code_checks:
-            token = _reaches(reader.canonical(old), reader.canonical(new), policy.reach)
+            token = _reaches(reader.canonical(old), reader.canonical(new), policy.reach, reader.LEXER)
     if token:
         return f"an added line reaches into the test runner or the grading ({token!r})"
     for language, reader in (("go", go_reach), ("rust", rust_reach), ("java", java_reach)):
@@ -276,14 +282,18 @@ def _shadows(rel: str, ours: dict, policy: Policy) -> str | None:
     return None
 
 
-def _reaches(start: str, after: str, tokens: tuple) -> str | None:
+def _reaches(start: str, after: str, tokens: tuple, language: str = "") -> str | None:
     """The first token an added line holds that the start did not, as written or once squeezed (spelling.py:
-    `System . exit`, `process\n.exit`, `"org.ju" + "nit"` spell their token too)."""
+    `System . exit`, `process\n.exit`, `"org.ju" + "nit"` spell their token too; with a language, comments are
+    those its lexer sees in the whole file)."""
     if not tokens:
         return None
     old = set(start.splitlines())
     text = "\n".join(ln for ln in after.splitlines() if ln not in old)
-    tight, tight_start = spelling.squeezed(text), spelling.squeezed(start)
+    if language:
+        tight, tight_start = spelling.added_code(start, after, language)
+    else:
+        tight, tight_start = spelling.squeezed(text), spelling.squeezed(start)
     for token in tokens:
         if token in text and token not in start:
             return token

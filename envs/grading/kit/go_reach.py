@@ -6,7 +6,9 @@ status is what `go test` reports as the package's verdict. An init that prints e
 test2json's framing marker) and ends the process with status 0 is graded as a passing package. The policy's
 tokens (`os.Exit(0)`, `syscall`, `os.Stdout`...) see only the spelling, so here:
 
-- imports are read first: a package imported under another name (`o "os"`) is spelled by its own name again
+- names are read as the Go compiler reads them (spelling.py `spelled`: Go's identifiers have no escapes, but
+  an import path is a string, so os is imported by `o "\\x6fs"` and by a raw string holding os too), and
+  imports are read first: a package imported under another name (`o "os"`) is spelled by its own name again
   (`o.Exit` -> `os.Exit`) before the tokens are matched (`canonical`), and a dot import (its names then
   unqualified), cgo (`import "C"`: C code inside the test binary, beyond any Go check) and the raw system call
   packages (golang.org/x/sys/unix) are refused when added;
@@ -30,13 +32,15 @@ from __future__ import annotations
 
 import re
 
-from .spelling import COMMENT, squeezed
+from .spelling import added_code, spelled, uncommented
 
 SUFFIXES = (".go",)
+LEXER = "go"
 NATIVE = (".c", ".h", ".s", ".S")
-_SPEC = re.compile(r'^\s*(?:([\w.]+)\s+)?"([^"\n]+)"', re.M)
-_SINGLE = re.compile(r'^\s*import\s+((?:[\w.]+\s+)?"[^"\n]+")', re.M)
-_GROUP = re.compile(r"^\s*import\s*\(([^)]*)\)", re.M)
+_SPEC = re.compile(r'^\s*(?:([\w.]+)\s+)?"([^"\n]+)"')
+_IMPORT = re.compile(r'(?:^|;)\s*import\s*(?:\(([^)]*)\)|((?:[\w.]+\s+)?"[^"\n]+"))', re.M)
+"""An import declaration at a line's start or after a `;`: a group (its specs a line or `;` apart) or one
+spec."""
 REFUSED_IMPORTS = {
     "C": "cgo (C code runs inside the test binary)",
     "golang.org/x/sys/unix": "raw system calls",
@@ -62,10 +66,11 @@ NATIVE_PATTERNS = {
 
 
 def imports(text: str) -> list:
-    """(name or "", path) of every import spec of a Go file (comments left out)."""
-    code = COMMENT.sub(" ", text)
-    specs = [m.group(1) for m in _SINGLE.finditer(code)]
-    specs += [line for m in _GROUP.finditer(code) for line in m.group(1).splitlines()]
+    """(name or "", path) of every import spec of a Go file (comments left out; paths as the compiler reads
+    them)."""
+    code = uncommented(spelled(text, LEXER), LEXER)
+    specs = [spec for m in _IMPORT.finditer(code)
+             for spec in (re.split(r"[\n;]", m.group(1)) if m.group(1) is not None else [m.group(2)])]
     found = []
     for spec in specs:
         m = _SPEC.match(spec)
@@ -75,12 +80,13 @@ def imports(text: str) -> list:
 
 
 def canonical(text: str) -> str:
-    """The text with every package imported under another name spelled by its own (`o.Exit` -> `os.Exit`), so
-    the policy's tokens see what it reaches."""
+    """The text as the compiler reads it (`spelled`), every package imported under another name spelled by its
+    own (`o.Exit` -> `os.Exit`), so the policy's tokens see what it reaches."""
+    text = spelled(text, LEXER)
     for name, path in imports(text):
         own = path.rsplit("/", 1)[-1]
         if name and name not in (".", "_", own):
-            text = re.sub(rf"(?<![\w.]){re.escape(name)}\s*\.", own + ".", text)
+            text = re.sub(rf"(?<![\w.]){re.escape(name)}\s*\.", lambda _, own=own: own + ".", text)
     return text
 
 
@@ -98,9 +104,7 @@ def new_reach(before: str, after: str) -> str | None:
         why = native_reach(".go", before, after)
         if why:
             return why
-    old = canonical(before)
-    lines = set(old.splitlines())
-    added = squeezed("\n".join(ln for ln in canonical(after).splitlines() if ln not in lines))
+    added, _ = added_code(canonical(before), canonical(after), LEXER)
     found = next((m.group(0) for m in EXIT.finditer(added)), None)
     if found:  # every added line counts, even where the start exits likewise (main's `os.Exit(run())`)
         return f"it can end the test binary with status 0 ({found!r} with no non-zero constant status)"
@@ -119,10 +123,11 @@ def new_reach(before: str, after: str) -> str | None:
 def native_reach(rel: str, before: str, after: str) -> str | None:
     """Why the agent's version of a C or assembly file beside Go code reaches where product code may not."""
     pattern = NATIVE_PATTERNS[".s"] if rel.endswith((".s", ".S")) else NATIVE_PATTERNS[".c"]
+    before, after = spelled(before, "c"), spelled(after, "c")  # names as C's compiler reads them (cgo's too)
+    if not rel.endswith(".go"):  # in a Go file (cgo), the C code is the comment
+        before, after = uncommented(before, "c"), uncommented(after, "c")
     lines = set(before.splitlines())
     added = "\n".join(ln for ln in after.splitlines() if ln not in lines)
-    if not rel.endswith(".go"):  # in a Go file (cgo), the C code is the comment
-        before, added = COMMENT.sub(" ", before), COMMENT.sub(" ", added)
     had = {m.group(0) for m in pattern.finditer(before)}
     found = next((m.group(0) for m in pattern.finditer(added) if m.group(0) not in had), None)
     if found:

@@ -16,19 +16,21 @@ may not name, in any spelling:
   is the fork's channel too, as is `/proc/<its pid>/fd/1`);
 - the JVM's end (`System.exit`, however it is handed around: `System::exit`).
 
-A method reference is a name too: `canonical` spells `System::exit` as `System.exit` before the policy's
-tokens are matched.
+A name is matched as javac reads it: `canonical` decodes the unicode escapes (`\\u0053ystem.exit`, a `\\u000a`
+that ends a line comment) and the other spellings of a name (spelling.py `spelled`), and spells a method
+reference (`System::exit`) as a member (`System.exit`), before the policy's tokens or PATTERNS are matched.
 
-Read from the added text, squeezed (spelling.py), comments gone; a match the start's version of the file already
-held is not the agent's. Stdlib only.
+Read from the added text, squeezed (spelling.py), comments gone (those javac sees: not a `//` inside a
+string); a match the start's version of the file already held is not the agent's. Stdlib only.
 """
 from __future__ import annotations
 
 import re
 
-from .spelling import squeezed
+from .spelling import added_code, spelled
 
 SUFFIXES = (".java", ".kt", ".groovy", ".scala")
+LEXER = "java"
 PATTERNS = {
     "the JVM's runtime or process": re.compile(r"\bRuntime\b|\bProcessHandle\b|\bSystem\.class\b"),
     "reflection by name": re.compile(r"\.(?:get(?:Declared)?(?:Method|Field|Constructor)s?|getRecordComponents|"
@@ -43,15 +45,14 @@ PATTERNS = {
 
 
 def canonical(text: str) -> str:
-    """The text with every method reference spelled as a member (`System::exit` -> `System.exit`)."""
-    return re.sub(r"(?<=[\w)\]>])\s*::\s*(?=[\w<])", ".", text)
+    """The text as javac reads it (spelling.py `spelled`: unicode escapes decoded, backticked and quoted names
+    plain), every method reference spelled as a member (`System::exit` -> `System.exit`)."""
+    return re.sub(r"(?<=[\w)\]>])\s*::\s*(?=[\w<])", ".", spelled(text, LEXER))
 
 
 def new_reach(before: str, after: str) -> str | None:
     """Why the agent's version of a JVM source file reaches where product code may not, else None."""
-    lines = set(before.splitlines())
-    added = squeezed("\n".join(ln for ln in after.splitlines() if ln not in lines))
-    start = squeezed(before)
+    added, start = added_code(canonical(before), canonical(after), LEXER)
     for why, pattern in PATTERNS.items():
         had = {m.group(0) for m in pattern.finditer(start)}
         found = next((m.group(0) for m in pattern.finditer(added) if m.group(0) not in had), None)

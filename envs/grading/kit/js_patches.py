@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from .spelling import squeezed
+from .spelling import added_code
 
 _NAME = r"[A-Za-z_$][\w$]*"
 _SPEC = r"""(['"`])([^'"`]+)\2"""
@@ -51,10 +51,11 @@ def _outside(spec: str) -> bool:
 
 
 def new_patch(before: str, after: str) -> str | None:
-    """Why the agent's version of a file changes another module or the global object, else None."""
+    """Why the agent's version of a file (both versions as js_reach.canonical spells them) changes another
+    module or the global object, else None."""
     old = set(before.splitlines())
     lines = [line for line in after.splitlines() if line not in old]
-    added, start = squeezed("\n".join(lines)), squeezed(before)
+    added, start = added_code(before, after, "js")
     names = outside_names(after)
     for pattern in (GLOBAL, REQUIRED):
         found = _new(pattern, added, start)

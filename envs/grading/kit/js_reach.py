@@ -10,20 +10,23 @@ writes a recorded passing run there and exits 0 is graded as passing (one that e
 to catch: parsers/node.py `dead_processes`). Without a JavaScript parser in the task image (the grader is
 stdlib Python), the added lines, squeezed (spelling.py: comments and whitespace gone, literals joined:
 `"ex" + "it"` -> `"exit"`), are read against PATTERNS, the ways code reaches the process, the module loader
-or code from a string by a computed name. Added lines are those the start's version of the file did not have; a token, or a
-pattern's match, that the start already held is not the agent's.
+or code from a string by a computed name. Names and strings are read as the engine reads them first
+(`canonical`, spelling.py `spelled`: `pr\\u006fcess`, `'child\\x5fprocess'`), and comments are those its
+lexer sees (not a `//` inside a string). Added lines are those the start's version of the file did not have;
+a token, or a pattern's match, that the start already held is not the agent's.
 """
 from __future__ import annotations
 
 import re
 
 from . import js_patches
-from .spelling import squeezed
+from .spelling import added_code, spelled
 
 PROCESS = "process reached other than by name"
 _LOADED = r"(?:process|inspector|repl|v8|vm|worker_threads|cluster|module|wasi)\b"
 """Built-in modules that hold the process or run code from a string (`inspector`'s Runtime.evaluate)."""
 SUFFIXES = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx")
+LEXER = "js"
 PATTERNS = {
     "a module loaded by a computed name": re.compile(r"""\b(?:require|import)\((?!(['"])[^'"`+]*\1\))"""),
     "a computed member of process, a global object, module or require":
@@ -52,12 +55,16 @@ _STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 """A quoted string (not a template: its ${...} is code), whose words are not code."""
 
 
+def canonical(text: str) -> str:
+    """The text with its names and strings spelled as the engine reads them (spelling.py `spelled`)."""
+    return spelled(text, LEXER)
+
+
 def new_reach(before: str, after: str) -> str | None:
     """Why the agent's version of a JavaScript or TypeScript file reaches where product code may not (the
     policy's tokens, squeezed, are changes.py's to check, in every language)."""
-    old = set(before.splitlines())
-    added = squeezed("\n".join(line for line in after.splitlines() if line not in old))
-    start = squeezed(before)
+    before, after = canonical(before), canonical(after)
+    added, start = added_code(before, after, LEXER)
     for why, pattern in PATTERNS.items():
         seen, held = (added, start) if why != PROCESS else (_STRING.sub('""', added), _STRING.sub('""', start))
         had = {m.group(0) for m in pattern.finditer(held)}

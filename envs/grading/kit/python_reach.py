@@ -23,6 +23,10 @@ import ast
 from collections import Counter
 
 from . import python_patches
+from .spelling import spelled
+
+SUFFIXES = (".py", ".pyi")
+LEXER = "python"
 
 IMPORTS = frozenset({
     "gc", "inspect", "ctypes", "_ctypes", "importlib", "builtins", "__builtin__", "marshal", "pickle", "_pickle",
@@ -68,6 +72,13 @@ compared with makes every `assert result == expected` pass (an "always equal" ob
 CHECKED = (ast.Import, ast.ImportFrom, ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.BinOp, ast.JoinedStr,
            ast.AugAssign, ast.AnnAssign, ast.Delete,
            ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)
+
+
+def canonical(text: str) -> str:
+    """The text with its names as the interpreter reads them (NFKC: `os._ｅxit` is `os._exit`) and its line
+    continuations joined, for the policy's tokens (spelling.py `spelled`); the syntax tree below reads them so
+    already."""
+    return spelled(text, LEXER)
 
 
 def new_reach(before: str, after: str, tokens: tuple = (), own: str = "") -> str | None:
