@@ -191,6 +191,17 @@ class ProcessLimit(Protocol):
 
 
 @runtime_checkable
+class Layered(Protocol):
+    """A sandbox whose snapshots can stack as layers, as a Dockerfile's steps do."""
+
+    def snapshot_and_continue(self, label: str) -> str:
+        """`snapshot`, then go on from it as `restore` would, so that the next snapshot saves only what changed
+        since this one (not everything since the start, again). Running processes, open streams and the scratch
+        space (/tmp) end here, as between a Dockerfile's steps. Returns the snapshot's id."""
+        ...
+
+
+@runtime_checkable
 class DirectChannel(Protocol):
     """A sandbox that shares a private directory with the host (read-only inside), so a server inside it can
     connect to a Unix socket the host listens on: the tool server's fast path, past the exec stream."""

@@ -16,7 +16,7 @@ from autoinstall.plan.models.chat_client import ModelError
 from autoinstall.verify.checks import judge, run_check, run_failure_class
 from autoinstall.verify.leftout import hang_deselections, uncollectable_deselections
 from autoinstall.verify.widen import side_suite, wider_plan
-from envs.base import ExecResult, Sandbox
+from envs.base import ExecResult, Layered, Sandbox
 from envs.errors import SandboxLimitError
 from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord, TestRun
 from envs.testrun import abilities, collects, run_tests, test_command
@@ -97,10 +97,11 @@ class Installer:
         self.result.log.append(entry)
         return entry
 
-    def _snapshot(self, label: str) -> None:
-        assert self.sandbox is not None
-        self.last_good = self.result.snapshot = self.sandbox.snapshot(label)
-        self.result.snapshots.append(self.last_good)
+    def _snapshot(self, label: str, *, go_on: bool = True) -> None:
+        assert (box := self.sandbox) is not None  # `Layered`: it goes on from it, as a replay's next step
+        snap = box.snapshot_and_continue(label) if go_on and isinstance(box, Layered) else box.snapshot(label)
+        self.last_good = self.result.snapshot = snap
+        self.result.snapshots.append(snap)
 
     def _ask_model(self, failing: Step, phase: str, result: ExecResult, entry: StepLog,
                    failed_tests: list[FailedTest] | None = None, test_ids: list[str] | None = None) -> Repair | None:
@@ -365,7 +366,7 @@ class Installer:
                 self.plan, self.result.deselected = side_suite(self.narrow[0], self.plan, failure.message), self.narrow[1]
                 failure = None
             if self.sandbox is not None:
-                self._snapshot("final")
+                self._snapshot("final", go_on=False)  # the sandbox stops next
         return failure
 
     def run(self) -> InstallResult:

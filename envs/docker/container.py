@@ -123,13 +123,14 @@ GO_PROXY = "https://proxy.golang.org,direct"
 
 
 def go_cache_env(mode: str) -> dict[str, str]:
-    """Go's caches under /cache. The build cache is scratch there. Modules must end up in the image (tests
-    run offline from it), so a layered sandbox keeps its own module cache and reads the shared one as the
-    first module proxy; a trusted (shared) sandbox downloads into the shared one itself."""
-    env = {"GOCACHE": "/cache/go/build"}
+    """Go's module cache under /cache. Modules must end up in the image (tests run offline from it), so a
+    layered sandbox keeps its own module cache and reads the shared one as the first module proxy; a trusted
+    (shared) sandbox downloads into the shared one itself. The build cache stays the image's own (root's
+    default GOCACHE): the build step, the step that compiles the test binaries into the image, the checks and
+    the tests compile the standard library and each package once between them, not once per cache."""
     if mode == "shared":
-        return env | {"GOMODCACHE": GO_MODULE_CACHE}
-    return env | {"GOPROXY": f"file://{GO_MODULE_CACHE}/cache/download,{GO_PROXY}"}
+        return {"GOMODCACHE": GO_MODULE_CACHE}
+    return {"GOPROXY": f"file://{GO_MODULE_CACHE}/cache/download,{GO_PROXY}"}
 
 
 CARGO_HOME_CACHE = "/cache/cargo"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import posixpath
-import re
 import socket
 import time
 import uuid
@@ -17,15 +16,16 @@ import docker
 import docker.errors
 
 from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, pump
-from envs.base import DEFAULT_OUTPUT_CAP, LABEL, ExecResult
+from envs.base import DEFAULT_OUTPUT_CAP, ExecResult
 from envs.docker.cachelayer import create_cache_layer, remove_cache_layer
 from envs.docker.channel import ChannelMixin
 from envs.docker.container import DockerSandboxConfig, container_env, create_container
 from envs.docker.diskwatch import DiskWatch
-from envs.docker.engine import _ENGINE_ERRORS, KIND_LABEL, SNAPSHOT_REPO, connect, engine_gone, owner_labels
+from envs.docker.engine import _ENGINE_ERRORS, connect, engine_gone
 from envs.docker.files import FilesMixin
 from envs.docker.network import NETWORK, sandbox_network
 from envs.docker.pidslimit import events_file, refused
+from envs.docker.snapshots import SnapshotMixin
 from envs.docker.registry import _has_host, pull_image
 from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
 
@@ -64,8 +64,9 @@ def interrupt_sandboxes() -> int:
     return len(live)
 
 
-class DockerSandbox(FilesMixin, ChannelMixin):
-    """A Sandbox (a DirectChannel too) backed by one container running `sleep infinity`; see envs/base.py."""
+class DockerSandbox(FilesMixin, ChannelMixin, SnapshotMixin):
+    """A Sandbox (a DirectChannel and Layered too) backed by one container running `sleep infinity`; see
+    envs/base.py. Its snapshots: envs/docker/snapshots.py."""
 
     kind = "docker"
 
@@ -82,7 +83,7 @@ class DockerSandbox(FilesMixin, ChannelMixin):
         self._instance = {INSTANCE_LABEL: uuid.uuid4().hex}
         """On every container of this sandbox: what `stop` removes even when an interrupt (SIGTERM, Ctrl-C)
         came between the engine creating a container and this object learning its id."""
-        self._base_size = 0
+        self._base_size = self._image_size = 0  # bytes of the image started from, and of the container's image
         self.committed = 0
         """Bytes this sandbox's snapshots added to its image: what earlier steps of the build wrote. The
         disk watch counts them with what the running container writes, so the limit is per build."""
@@ -199,7 +200,7 @@ class DockerSandbox(FilesMixin, ChannelMixin):
         api = self._client.api
         volume = self._cache_layer[0] if self._cache_layer else None
         size = int(api.inspect_image(image).get("Size") or 0) if image != self.config.image else self._base_size
-        self.committed = max(0, size - self._base_size)
+        self.committed, self._image_size = max(0, size - self._base_size), size
         self._net = sandbox_network(api, self.config.base_url)
         self._cid = cid = create_container(self._client, self.config, image, volume, self._net, self._instance,
                                            channel=self._channel_host)
@@ -344,35 +345,6 @@ class DockerSandbox(FilesMixin, ChannelMixin):
             )["Id"]
             sock, prefix, keep = self._attach(exec_id)
         return SocketStream(sock, prefix, keepalive=keep)
-
-    # state
-    def snapshot(self, label: str) -> str:
-        """Commit the container to an image labelled autoinstall.kind=snapshot; returns its tag.
-
-        The tag (not the id) is returned so that `remove_image(tag)` can untag a snapshot that later
-        images were built on without failing on their dependency.
-        """
-        tag = (
-            (re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip(".-")[:80] or "snap") + "-" + uuid.uuid4().hex[:8]
-        )
-        labels = {LABEL: "1", KIND_LABEL: "snapshot", f"{LABEL}.label": label[:200], **owner_labels(),
-                  **self.config.labels}
-        with self._engine("snapshot"):
-            self._api.commit(self._cid, SNAPSHOT_REPO, tag, conf={"Labels": labels, "Env": self._image_env})
-        return f"{SNAPSHOT_REPO}:{tag}"
-
-    def restore(self, snapshot_id: str) -> None:
-        """Replace the container by a new one from the snapshot; also clears a disk-limit stop."""
-        if self._client is None:
-            self._check()
-        assert self._client is not None
-        self.limit_error = None
-        self._halt_watchdog()
-        old, self._cid = self._cid, None
-        with self._engine("restore"):
-            if old:
-                self._client.api.remove_container(old, force=True, v=True)
-            self._create(snapshot_id)
 
     def _resolver(self, *, online: bool) -> None:
         """Offline, names fail at once instead of after the network's resolver times out (10 s a lookup):

@@ -21,7 +21,17 @@ import docker
 import pytest
 
 from envs.base import Limits
-from envs.docker import CA_PATH, HOST_CA_BUNDLE, DockerFactory, DockerSandbox, build_image, check_engine, cleanup
+from envs.docker import (
+    CA_PATH,
+    HOST_CA_BUNDLE,
+    DockerFactory,
+    DockerSandbox,
+    build_image,
+    check_engine,
+    cleanup,
+    remove_image,
+)
+from envs.docker.snapshots import GO_ON_BYTES
 from envs.docker.trust import CA_DIR, trust_dir
 from envs.errors import EngineUnavailableError, EnvError, ImageBuildError, SandboxLimitError
 from envs.testrun import PIDS_EVENTS, run_tests
@@ -369,6 +379,30 @@ def test_the_disk_limit_counts_what_earlier_steps_wrote(base_image: str) -> None
         assert sb.committed >= 60 * 2**20
         with pytest.raises(SandboxLimitError, match=r"MiB of it in earlier steps\), over Limits.disk_mb=100"):
             sb.exec("dd if=/dev/urandom of=step2 bs=1M count=60 status=none && sync; sleep 5", timeout=60)
+
+
+def test_a_snapshot_that_added_much_goes_on_in_a_new_container_so_the_next_commits_only_what_follows(
+        base_image: str) -> None:
+    """snapshot_and_continue: over GO_ON_BYTES, the next container starts from the snapshot (what it wrote is
+    not committed again); under it, the sandbox keeps its container. Either way the state goes on."""
+    api = docker.from_env().api
+
+    def image_of_container() -> str:
+        return api.inspect_container(sb.container_id)["Image"]
+
+    with DockerSandbox(image=base_image, labels=RUN_LABEL) as sb:
+        assert sb.exec("head -c 70M /dev/urandom > big && echo 1 > small").ok
+        big = sb.snapshot_and_continue("big")
+        assert image_of_container() == api.inspect_image(big)["Id"]
+        assert sb.exec("echo 2 >> small").ok
+        small = sb.snapshot_and_continue("small")  # this commit added one line: the container stays
+        assert image_of_container() == api.inspect_image(big)["Id"]
+        assert sb.exec("echo 3 >> small").ok
+        size = {tag: api.inspect_image(tag)["Size"] for tag in (base_image, big, small)}
+        assert size[small] - size[big] < 2**20 and size[big] - size[base_image] >= GO_ON_BYTES
+        assert sb.exec("wc -c < big; cat small").stdout == f"{70 * 2**20}\n1\n2\n3\n"
+    for tag in (small, big):
+        remove_image(tag)
 
 
 def test_what_a_command_leaves_running_in_its_group_is_swept_when_it_ends(base_image: str) -> None:

@@ -17,7 +17,8 @@ WARM_CACHE = "GOCACHE=/root/.cache/go-build go test -count=1 -run '^$' -vet=off 
 """Compiles every test binary into the build cache the image keeps (the default one of root's home, which is
 the test user's home in a task image), running no test: later runs (a task's validation, every grading, a
 rollout's tests) compile only what changed instead of the standard library and every dependency. The
-sandbox's own GOCACHE is scratch under /cache, not in the image. Never fails the build: the checks do that."""
+install sandbox compiles into that same cache (envs/docker/container.py `go_cache_env`), so this step reuses
+what the build step compiled. Never fails the build: the checks do that."""
 LIST = "go test -list '^(Test|Example|Fuzz)' -vet=off ./..."
 """Compiles every test binary and names the tests without running them: Go's collection."""
 CHAT_ENVIRONMENT = (
