@@ -113,8 +113,38 @@ def _fetch(mirror: str, suite: str, arch: str) -> Iterator[tuple[str, str]]:
     url = f"{mirror.rstrip('/')}/dists/{suite}/main/Contents-{arch}.gz"
     with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:  # noqa: S310 (the host's own mirror)
         data = response.read()
-    yield from parse(io.TextIOWrapper(gzip.GzipFile(fileobj=io.BytesIO(data)), encoding="utf-8",
-                                      errors="replace"))
+    lines = candidates(gzip.GzipFile(fileobj=io.BytesIO(data)))
+    yield from parse(line.decode("utf-8", errors="replace") for line in lines)
+
+
+_STARTS = re.compile(rb"\n(?:usr/(?:include/|s?bin/|lib/(?:x86_64-linux-gnu/)?lib)|s?bin/)[^\n]*")
+"""Lines whose path starts as a KEPT one can, found at C speed (a Contents file has millions of lines)."""
+_INSIDE = (b"/pkgconfig/", b".cmake")
+"""What the other KEPT paths (pkg-config modules, CMake files) have somewhere in them."""
+
+
+def candidates(stream: io.BufferedIOBase, chunk: int = 1 << 24) -> Iterator[bytes]:
+    """The lines of a Contents file that KEPT can match (more, never fewer), in order: what `parse` then reads
+    in a fraction of the time it takes over every line (4 s, not 20, for bookworm on a loaded machine)."""
+    rest = b"\n"  # each block starts with the newline before its first line
+    while data := stream.read(chunk):
+        block = rest + data
+        cut = block.rfind(b"\n")
+        rest = block[cut:]
+        yield from _candidates_in(block[:cut])
+    yield from _candidates_in(rest)
+
+
+def _candidates_in(block: bytes) -> list[bytes]:
+    found = {m.start() + 1: m.group()[1:] for m in _STARTS.finditer(block)}
+    for needle in _INSIDE:
+        at = block.find(needle)
+        while at != -1:
+            start, end = block.rfind(b"\n", 0, at) + 1, block.find(b"\n", at)
+            end = len(block) if end == -1 else end
+            found[start] = block[start:end]
+            at = block.find(needle, end)
+    return [found[start] for start in sorted(found)]
 
 
 def parse(lines: Iterable[str]) -> Iterator[tuple[str, str]]:

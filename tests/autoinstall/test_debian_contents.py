@@ -1,12 +1,13 @@
 """Missing files -> Debian packages through Debian's own Contents index, beyond the hand-kept maps."""
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pytest
 
 from autoinstall.ecosystems import debian_names
-from autoinstall.ecosystems.debian_contents import ContentsIndex, parse
+from autoinstall.ecosystems.debian_contents import ContentsIndex, candidates, parse
 
 CONTENTS = """\
 usr/bin/xmllint                                         text/libxml2-utils
@@ -58,6 +59,14 @@ def test_only_paths_a_build_can_miss_are_kept() -> None:
     assert "usr/share/doc/libblosc1/changelog.gz" not in paths
     assert "usr/x86_64-w64-mingw32/include/blosc.h" not in paths
     assert "usr/lib/x86_64-linux-gnu/libblosc.so.1" not in paths  # runtime libraries: the -dev .so suffices
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
+def test_the_fast_line_finder_keeps_every_line_parse_keeps_in_order_across_chunks(chunk: int) -> None:
+    data = (CONTENTS + "usr/lib/libz.a    libdevel/zlib1g-dev\nsbin/ldconfig  admin/libc-bin").encode()
+    lines = list(candidates(io.BytesIO(data), chunk=chunk))
+    assert list(parse(line.decode() for line in lines)) == list(parse(data.decode().splitlines()))
+    assert len(lines) < len(data.decode().splitlines())  # the doc, the mingw header and the .so.1 are not read
 
 
 def test_the_maps_answer_first_then_the_index_then_a_guess(monkeypatch: pytest.MonkeyPatch) -> None:
