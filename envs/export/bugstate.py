@@ -45,18 +45,26 @@ def image_tag(te: TaskEntry, base: str) -> str:
 
 def build_images(tasks: list[TaskEntry], out: Path, folder: str) -> list[ImageArtifact]:
     """Build each task's start image from OUT/FOLDER/<task>/ (FROM the local environment image), tagged by
-    `image_tag`.
+    `image_tag`, which names everything it is built from: an image this engine has under that tag (an earlier
+    export's, the runtime's grader's) is used as it is.
 
     Raises:
         EnvError: an environment image is missing or a build failed (its message says which).
     """
-    from envs.docker import KIND_LABEL, TASK_KIND, build_image  # the docker SDK loads only when task images are built
+    from envs.docker import (  # the docker SDK loads only when task images are built
+        KIND_LABEL,
+        TASK_KIND,
+        build_image,
+        image_labels,
+    )
 
     artifacts = []
     for te in tasks:
         context = out / folder / te.slug
         write_context(context, te, te.task.image)
         tag = image_tag(te, te.task.image)
-        build_image(context, tag, labels={KIND_LABEL: TASK_KIND, "autoinstall.task": te.task.instance_id}, buildargs={})
+        if image_labels(tag) is None:
+            build_image(context, tag, labels={KIND_LABEL: TASK_KIND, "autoinstall.task": te.task.instance_id},
+                        buildargs={})
         artifacts.append(ImageArtifact(image=tag, reference=tag, context=f"{folder}/{te.slug}"))
     return artifacts
