@@ -59,7 +59,8 @@ def test_the_runtime_pays_only_the_fix(language: str, builds: Builds) -> None:
 
 @pytest.mark.parametrize("language", cheats.LANGUAGES)
 def test_harbor_pays_only_the_fix(language: str, builds: Builds, tmp_path: Path) -> None:
-    rewards = harbor_rewards(harbor_executable(), [language_task(language, builds)], tmp_path)
+    rewards = harbor_rewards(harbor_executable(), [language_task(language, builds)], tmp_path,
+                             dispose=builds.remove_at_end)
     wrong = {key: value for key, value in rewards.items() if value != expected(key[1])}
     assert not wrong, wrong
     assert {language for language, _ in rewards} == {language}
