@@ -38,6 +38,11 @@ class Images(str, Enum):
     push = "push"
 
 
+class StartImage(str, Enum):
+    build = "build"
+    prebuilt = "prebuilt"
+
+
 class Network(str, Enum):
     public = "public"
     no_network = "no-network"
@@ -74,6 +79,10 @@ def export_cmd(
     verifier_network: Annotated[Network, typer.Option(rich_help_panel=ADVANCED, help=(
         "harbor --tasks: the verifier's network (no-network needs Harbor's egress sidecar image)."))
     ] = Network.no_network,
+    start_image: Annotated[StartImage, typer.Option(rich_help_panel=ADVANCED, help=(
+        "harbor --tasks: Harbor builds each task's start image from environment/ in every trial (build), or the "
+        "export builds it and task.toml names it as docker_image (prebuilt: no build per trial)."))
+    ] = StartImage.build,
     agent_user: Annotated[str, typer.Option(rich_help_panel=ADVANCED, help=(
         "harbor --tasks: the non-root user the agent runs as (created in the task image); `root` for none."))
     ] = "agent",
@@ -95,7 +104,7 @@ def export_cmd(
     options = ExportOptions(out=out_dir, format=fmt.value, ids=ids or [], status=status.value,
                             include_partial=include_partial, include_failed=include_failed, task=task.value, images=images.value,
                             registry=registry, network=network.value, tasks=tasks,
-                            verifier_network=verifier_network.value,
+                            verifier_network=verifier_network.value, start_image=start_image.value,
                             agent_user=None if agent_user == "root" else agent_user,
                             task_filter=task_filter(kind, difficulty, statement))
     manifest = run_export(open_catalog(catalog), options)

@@ -1,11 +1,12 @@
 """The starting state of a task as an image, for the exports: the task's start image (envs/grading/image.py:
 the environment with the bug applied, a pristine copy of that state, the test user and the grader), built by
-Harbor from the task's environment/ directory and by the SWE-bench export under the tag its rows name."""
+Harbor from the task's environment/ directory, or by the export under the tag its files name (SWE-bench rows;
+Harbor tasks exported with a prebuilt start image)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from envs.export.common import ExportError
+from envs.export.common import ExportError, ImageArtifact
 from envs.export.tasks import TaskEntry
 from envs.grading import image
 from envs.grading.policy import Grading
@@ -40,3 +41,30 @@ def write_context(dest: Path, te: TaskEntry, base: str) -> None:
 def image_tag(te: TaskEntry, base: str) -> str:
     """The local tag of the start image built from `base`."""
     return image.image_tag(te.slug, base, te.task.bug_patch, grading(te))
+
+
+def build_images(tasks: list[TaskEntry], out: Path, folder: str) -> list[ImageArtifact]:
+    """Build each task's start image from OUT/FOLDER/<task>/ (FROM the local environment image), tagged by
+    `image_tag`, which names everything it is built from: an image this engine has under that tag (an earlier
+    export's, the runtime's grader's) is used as it is.
+
+    Raises:
+        EnvError: an environment image is missing or a build failed (its message says which).
+    """
+    from envs.docker import (  # the docker SDK loads only when task images are built
+        KIND_LABEL,
+        TASK_KIND,
+        build_image,
+        image_labels,
+    )
+
+    artifacts = []
+    for te in tasks:
+        context = out / folder / te.slug
+        write_context(context, te, te.task.image)
+        tag = image_tag(te, te.task.image)
+        if image_labels(tag) is None:
+            build_image(context, tag, labels={KIND_LABEL: TASK_KIND, "autoinstall.task": te.task.instance_id},
+                        buildargs={})
+        artifacts.append(ImageArtifact(image=tag, reference=tag, context=f"{folder}/{te.slug}"))
+    return artifacts

@@ -59,6 +59,12 @@ class ExportOptions(BaseModel):
     verifier_network: Literal["public", "no-network"] = "no-network"
     """Harbor tasks: the verifier's network (Harbor's docker environment enforces no-network with its egress
     sidecar, an image from Docker Hub; pass public where that image cannot be had)."""
+    start_image: Literal["build", "prebuilt"] = "build"
+    """Harbor tasks: `build`: Harbor builds each task's start image from its environment/ folder (FROM the
+    environment image), for the agent and again for the verifier, in every trial; `prebuilt`: the export builds
+    it (under OUT/harbor-images/, as the SWE-bench export builds its rows' images) and task.toml names it as
+    `docker_image`, which Harbor starts without a build (environment/ stays: `harbor run --force-build` builds
+    from it). With --images save or push, that image is saved or pushed beside the environment's."""
     agent_user: str | None = "agent"
     """Harbor tasks: the non-root user the agent runs as (created in the task image, owning the workdir);
     None = the image's default user (root)."""

@@ -6,6 +6,10 @@
     tests/test.sh            runs the grader: reward 1 when every FAIL_TO_PASS and PASS_TO_PASS test passes
     solution/solve.sh        applies solution/gold.patch
 
+Harbor builds the start image from environment/ for each environment of each trial, or, exported with
+`start_image="prebuilt"`, starts the image the export built from a copy of it (OUT/harbor-images/<task>/),
+which task.toml names as `docker_image`.
+
 The verifier runs in a separate container built from the same environment/, with the agent's workdir restored
 into it (Harbor's artifacts, dependencies and build output left out); the grader (as root) keeps only the
 agent's change to product code and runs the tests as the unprivileged test user (envs/grading/kit/).
@@ -24,6 +28,9 @@ from envs.export.harbor import _script, _template, to_toml
 from envs.export.tasks import TaskEntry
 from envs.grading.image import GRADE
 
+CONTEXTS = "harbor-images"
+"""Under OUT: the build contexts of the start images a prebuilt export built (copies of each environment/)."""
+
 
 def _values(te: TaskEntry) -> dict[str, str]:
     task = te.task
@@ -38,8 +45,9 @@ def instruction(te: TaskEntry) -> str:
     return _template("instruction-task.md").substitute(_values(te))
 
 
-def task_config(te: TaskEntry, options: ExportOptions, limits: Limits | None = None) -> dict[str, Any]:
-    """task.toml (harbor.models.task.config.TaskConfig field names)."""
+def task_config(te: TaskEntry, options: ExportOptions, limits: Limits | None = None,
+                start: str | None = None) -> dict[str, Any]:
+    """task.toml (harbor.models.task.config.TaskConfig field names); `start`: the prebuilt start image."""
     task, spec, limits = te.task, te.entry.spec, limits or Limits()
     runs = spec.verification.runs if spec.verification else []
     test_s = max((r.duration_s for r in runs), default=0.0)
@@ -53,6 +61,11 @@ def task_config(te: TaskEntry, options: ExportOptions, limits: Limits | None = N
             raise ExportError(msg)
         agent["user"] = options.agent_user
     rules = grading.rules
+    environment: dict[str, Any] = {"build_timeout_sec": 600.0, "cpus": limits.cpus, "memory_mb": limits.memory_mb,
+                                   "storage_mb": limits.disk_mb, "network_mode": options.network,
+                                   "workdir": task.workdir}
+    if start:
+        environment["docker_image"] = start  # started as it is: no build from environment/ unless --force-build
     return {
         "schema_version": "1.4",
         "artifacts": [{"source": task.workdir, "exclude": list(rules.untransferred)}],
@@ -69,21 +82,20 @@ def task_config(te: TaskEntry, options: ExportOptions, limits: Limits | None = N
         "verifier": {"timeout_sec": float(max(600, math.ceil(test_s * 10) + 120)),
                      "environment_mode": "separate", "network_mode": options.verifier_network},
         "agent": agent,
-        "environment": {"build_timeout_sec": 600.0, "cpus": limits.cpus, "memory_mb": limits.memory_mb,
-                        "storage_mb": limits.disk_mb, "network_mode": options.network,
-                        "workdir": task.workdir},
+        "environment": environment,
     }
 
 
-def write_task(te: TaskEntry, image: str, dest: Path, options: ExportOptions) -> None:
-    """Write one task directory at `dest` (built beside it, then moved into place)."""
+def write_task(te: TaskEntry, image: str, dest: Path, options: ExportOptions, start: str | None = None) -> None:
+    """Write one task directory at `dest` (built beside it, then moved into place); `image` is the environment's
+    image, `start` the prebuilt start image."""
     tmp = dest.with_name(f".{dest.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     for sub in ("tests", "solution"):
         (tmp / sub).mkdir(parents=True)
     task, grading = te.task, bugstate.grading(te)
     (tmp / "instruction.md").write_text(instruction(te))
-    (tmp / "task.toml").write_text(to_toml(task_config(te, options)))
+    (tmp / "task.toml").write_text(to_toml(task_config(te, options, start=start)))
     bugstate.write_context(tmp / "environment", te, image)
     _script(tmp / "tests" / "test.sh", _template("test-task.sh").substitute(
         _values(te), grade=GRADE, user=grading.user))
@@ -94,12 +106,14 @@ def write_task(te: TaskEntry, image: str, dest: Path, options: ExportOptions) ->
 
 
 def write(tasks: list[TaskEntry], out: Path, refs: dict[str, str], options: ExportOptions) -> list[str]:
-    """One task directory per task under OUT; returns their names.
+    """One task directory per task under OUT; returns their names. `refs` maps the environments' images and,
+    for a prebuilt export, the start images (`bugstate.image_tag`) to their exported references.
 
     Raises:
         ExportError: a task has no grading record (made before tasks were graded; remake it).
     """
     bugstate.check(tasks)
     for te in tasks:
-        write_task(te, refs[te.task.image], out / te.slug, options)
+        start = refs[bugstate.image_tag(te, te.task.image)] if options.start_image == "prebuilt" else None
+        write_task(te, refs[te.task.image], out / te.slug, options, start)
     return [te.slug for te in tasks]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from envs.export import bugstate
-from envs.export.common import ExportCounts, ImageArtifact, format_version, verification_counts
+from envs.export.common import ExportCounts, format_version, verification_counts
 from envs.export.tasks import TaskEntry
 from envs.grading.image import GRADE
 
@@ -97,24 +97,6 @@ def row(te: TaskEntry, image: str) -> SwebenchTaskRow:
         test_runner=task.test_runner, env=task.env, kind=task.kind, difficulty=task.difficulty or "unknown",
         verification=verification_counts(spec),
         autoinstall_id=te.entry.record.id)
-
-
-def build_images(tasks: list[TaskEntry], out: Path) -> list[ImageArtifact]:
-    """Build each task's bug-state image from OUT/swebench-images/<task>/ (FROM the local environment image).
-
-    Raises:
-        EnvError: an environment image is missing or a build failed (its message says which).
-    """
-    from envs.docker import KIND_LABEL, TASK_KIND, build_image  # the docker SDK loads only when task images are built
-
-    artifacts = []
-    for te in tasks:
-        context = out / CONTEXTS / te.slug
-        bugstate.write_context(context, te, te.task.image)
-        tag = bugstate.image_tag(te, te.task.image)
-        build_image(context, tag, labels={KIND_LABEL: TASK_KIND, "autoinstall.task": te.task.instance_id}, buildargs={})
-        artifacts.append(ImageArtifact(image=tag, reference=tag, context=f"{CONTEXTS}/{te.slug}"))
-    return artifacts
 
 
 def write(tasks: list[TaskEntry], out: Path, refs: dict[str, str], options: ExportOptions) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from envs.export import artifacts, harbor_tasks, swebench_tasks, verl, verl_tasks
+from envs.export import artifacts, bugstate, harbor_tasks, swebench_tasks, verl, verl_tasks
 from envs.export.common import (
     Entry,
     ExportManifest,
@@ -28,18 +28,26 @@ def write_jsonl(tasks: list[TaskEntry], out: Path, refs: dict[str, str], options
     return [TASKS_FILE]
 
 
-def _images(tasks: list[TaskEntry], out: Path, options: ExportOptions) -> list[ImageArtifact]:
-    """The images the exported tasks name: the built bug-state images (swebench), else the environments'."""
+def _start_contexts(options: ExportOptions) -> str | None:
+    """Where under OUT the export writes the start images' build contexts, when it builds them."""
     if options.format == "swebench":
-        built = swebench_tasks.build_images(tasks, out)
-        if options.images != "push":
-            return built
-        pushed = artifacts.push_all([a.image for a in built], options.registry)
-        return [p.model_copy(update={"context": b.context}) for p, b in zip(pushed, built, strict=True)]
-    needed = [te.task.image for te in tasks]
-    if options.images == "push":
-        return artifacts.push_all(needed, options.registry)
-    return [artifacts.local(i) for i in dict.fromkeys(needed)]
+        return swebench_tasks.CONTEXTS
+    if options.format == "harbor" and options.start_image == "prebuilt":
+        return harbor_tasks.CONTEXTS
+    return None
+
+
+def _images(tasks: list[TaskEntry], out: Path, options: ExportOptions) -> list[ImageArtifact]:
+    """The images the exported tasks name: the environments' (every format but swebench), then the start images
+    the export builds (swebench's rows; Harbor tasks with a prebuilt start image)."""
+    bases = [] if options.format == "swebench" else list(dict.fromkeys(te.task.image for te in tasks))
+    folder = _start_contexts(options)
+    built = bugstate.build_images(tasks, out, folder) if folder else []
+    if options.images != "push":
+        return [artifacts.local(i) for i in bases] + built
+    contexts = {a.image: a.context for a in built}
+    pushed = artifacts.push_all([*bases, *contexts], options.registry)
+    return [p.model_copy(update={"context": contexts.get(p.image)}) for p in pushed]
 
 
 def export_tasks(entries: list[Entry], options: ExportOptions) -> ExportManifest:
@@ -47,7 +55,8 @@ def export_tasks(entries: list[Entry], options: ExportOptions) -> ExportManifest
 
     Raises:
         ExportError: no task is stored for them, or a task cannot be written in this format.
-        EnvError: a bug-state image could not be built (swebench), a push was refused, or a save failed.
+        EnvError: a start image could not be built (swebench, Harbor's prebuilt), a push was refused, or a save
+            failed.
     """
     tasks = select_tasks(entries, chosen=options.task_filter)
     if options.format == "swebench":

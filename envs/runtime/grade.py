@@ -5,7 +5,8 @@ and the grader keeping only its change to product code and running the tests as 
 
 The backend (backend.py) starts the grading sandbox and carries the agent's tree there: Docker's builds the start
 image once per task and machine (its tag names everything it is built from, docker_backend.py); a grading
-sandbox is started ahead, at reset, so a reward() pays for the copy and the tests, not for a start.
+sandbox is started ahead, at reset, with the folder the tree goes to made, so a reward() pays for the copy, one
+command (the grader, then its results read back) and the tests, not for a start.
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from envs.task import Task
 
 AGENT_DIR = "/var/tmp/autoinstall-grade/agent"
 OUT_DIR = "/var/tmp/autoinstall-grade/out"
+LOG = "/var/tmp/autoinstall-grade/grader-output.txt"
+"""The grader's own output (read back only when it wrote no results)."""
 CARRY_CAP = 2 * 1024 * 1024 * 1024
 """Bytes of the agent's workdir (dependencies and build output left out) carried to the grading container."""
 RESULTS_CAP = 16 * 1024 * 1024
@@ -60,7 +63,17 @@ class TaskGrader:
         """Start the next grading container in the background (once: a started one is kept)."""
         with self._lock:
             if self._next is None:
-                self._next = executor().submit(self._start)
+                self._next = executor().submit(self._ready)
+
+    def _ready(self) -> Sandbox:
+        """A started grading container with the folder the agent's tree is carried to."""
+        sandbox = self._start()
+        try:
+            sandbox.exec(["mkdir", "-p", AGENT_DIR], timeout=60)
+        except BaseException:
+            sandbox.stop()
+            raise
+        return sandbox
 
     def _take(self) -> Sandbox:
         with self._lock:
@@ -70,7 +83,7 @@ class TaskGrader:
                 return future.result()
             except Exception:  # noqa: BLE001 - the prestart failed: start one now (it raises what is wrong)
                 pass
-        return self._start()
+        return self._ready()
 
     def grade(self, agent: Sandbox, timeout_s: float | None = None) -> Reward:
         """Grade the agent's workdir as it is now; the next grading container is started meanwhile."""
@@ -78,7 +91,6 @@ class TaskGrader:
         grader = self._take()
         self.prestart()
         try:
-            grader.exec(["mkdir", "-p", AGENT_DIR], timeout=60)
             bulky = set(self.grading.rules.untransferred)
 
             def keep(member: object) -> bool:
@@ -87,14 +99,16 @@ class TaskGrader:
             carried, notes = self._carry(agent, self.grading.workdir, grader, AGENT_DIR, keep, CARRY_CAP)
             tree = f"{AGENT_DIR}/{Path(self.grading.workdir).name}"
             timeout = (timeout_s or self.grading.timeout_s) + 120
-            done = grader.exec(f"{image.GRADE} --agent {tree} --out {OUT_DIR}", timeout=timeout)
-            raw = grader.exec(["head", "-c", str(RESULTS_CAP), f"{OUT_DIR}/results.json"], timeout=60).stdout
+            raw = grader.exec(f"{image.GRADE} --agent {tree} --out {OUT_DIR} >{LOG} 2>&1; "
+                              f"head -c {RESULTS_CAP} {OUT_DIR}/results.json", timeout=timeout,
+                              output_cap=RESULTS_CAP).stdout
+            try:
+                results = json.loads(raw)
+            except ValueError:
+                said = grader.exec(["tail", "-c", "500", LOG], timeout=60).output
+                results = {"reward": 0.0, "tests": {}, "problems": [f"the grader wrote no results: {said}"]}
         finally:
             executor().submit(grader.stop)
-        try:
-            results = json.loads(raw)
-        except ValueError:
-            results = {"reward": 0.0, "tests": {}, "problems": [f"the grader wrote no results: {done.output[-500:]}"]}
         return _reward(results, time.monotonic() - started, carried, notes)
 
     def close(self) -> None:

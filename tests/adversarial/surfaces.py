@@ -3,8 +3,9 @@ fixture repositories the way users make them (build, `tasks make`), and the thre
 agent's work, each played as that surface's own client plays it:
 
 - the runtime: `Environment.reset(task)`, the script through the terminal tool, `reward()`;
-- Harbor: the task exported with `--format harbor --tasks`, the script as solution/solve.sh, `harbor run`
-  with the oracle agent over a dataset of such copies;
+- Harbor: the task exported with `--format harbor --tasks --start-image prebuilt` (the gold patch's copy
+  without it: built from environment/), the script as solution/solve.sh, `harbor run` with the oracle agent
+  over a dataset of such copies;
 - SWE-bench: the task's row from `--format swebench --tasks`, the script's `git diff` in a start-state
   container as the prediction, swebench's own `run_evaluation`.
 
@@ -19,6 +20,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +38,9 @@ FIXTURES = {"python": "tasks_mutable", "go": "go_module", "rust": "rust_crate", 
             "node": "node_package"}
 GOLD, NOP = "gold", "nop"
 GOLD_IN_CONTAINER = "/tmp/autoinstall-cheat-gold.patch"
+HARBOR_ENV = {"HARBOR_TELEMETRY": "0"}
+"""Set for every `harbor` the tests run: at a job's end Harbor's telemetry imports litellm, which fetches its
+price list (and retries where nothing answers): 11 s and 7 CPU seconds of every run."""
 
 
 @dataclass
@@ -108,50 +113,67 @@ def export(lt: LanguageTask, options: ExportOptions, work: Path) -> ExportManife
 
 def runtime_rewards(lt: LanguageTask, plays: dict[str, str], naive: dict[str, float] | None = None,
                     timings: dict[str, list[float]] | None = None, control: set[str] | None = None,
-                    ) -> dict[str, float]:
-    """Each play as tool calls in a fresh episode of the task, then `reward()`. With `naive` (where the runner
-    selects tests by id in the agent's container), also what scoring the same tests in the agent's own container would have paid, play -> value: the control
+                    environments: int = 2) -> dict[str, float]:
+    """Each play as tool calls in a fresh episode of the task, then `reward()`, the plays shared out among
+    `environments` Environments of the task that run side by side (as a trainer's rollouts do; each resets in
+    place between its plays). With `naive` (where the runner selects tests by id in the agent's container),
+    also what scoring the same tests in the agent's own container would have paid, play -> value: the control
     that shows a cheat works where nothing stops it. With `timings`, appends each grading's seconds to
     timings["grade_s"] and, after the gold patch, one plain run of the task's test command in the agent's
     container to timings["run_s"]. With `control`, the control scores only the plays it names."""
     rewards: dict[str, float] = {}
     selected = [*lt.task.FAIL_TO_PASS, *lt.task.PASS_TO_PASS]
-    with Environment(RuntimeSpec.from_task(lt.task)) as env:
-        for name, body in plays.items():
-            env.reset(lt.task)
-            gold = f"cat > {GOLD_IN_CONTAINER} <<'GOLD_EOF'\n{lt.task.gold_patch}\nGOLD_EOF\n"
-            obs = env.step("terminal", {"command": gold + lt.script(body, GOLD_IN_CONTAINER),
-                                        "timeout_s": 300})
-            assert not obs.is_error or name not in (GOLD, NOP), obs.output
-            reward = env.reward()
-            rewards[name] = reward.value
-            if timings is not None:
-                timings.setdefault("grade_s", []).append(reward.grade_s)
-                if name == GOLD:
-                    started = time.monotonic()
-                    env.step("terminal", {"command": lt.task.test_command, "timeout_s": 1800})
-                    timings.setdefault("run_s", []).append(time.monotonic() - started)
-            if naive is not None and (control is None or name in control):
-                try:
-                    naive[name] = 1.0 if env.reward(tests=selected).value == 1.0 else 0.0
-                except ValueError:  # the runner selects no test by id in the agent's container
-                    pass
-    return rewards
+
+    def play_all(names: list[str]) -> None:
+        with Environment(RuntimeSpec.from_task(lt.task)) as env:
+            for name in names:
+                env.reset(lt.task)
+                gold = f"cat > {GOLD_IN_CONTAINER} <<'GOLD_EOF'\n{lt.task.gold_patch}\nGOLD_EOF\n"
+                obs = env.step("terminal", {"command": gold + lt.script(plays[name], GOLD_IN_CONTAINER),
+                                            "timeout_s": 300})
+                assert not obs.is_error or name not in (GOLD, NOP), obs.output
+                reward = env.reward()
+                rewards[name] = reward.value
+                if timings is not None:
+                    timings.setdefault("grade_s", []).append(reward.grade_s)
+                    if name == GOLD:
+                        started = time.monotonic()
+                        env.step("terminal", {"command": lt.task.test_command, "timeout_s": 1800})
+                        timings.setdefault("run_s", []).append(time.monotonic() - started)
+                if naive is not None and (control is None or name in control):
+                    try:
+                        naive[name] = 1.0 if env.reward(tests=selected).value == 1.0 else 0.0
+                    except ValueError:  # the runner selects no test by id in the agent's container
+                        pass
+
+    names = list(plays)
+    shares = [names[i::environments] for i in range(max(1, min(environments, len(names))))]
+    with ThreadPoolExecutor(len(shares)) as pool:
+        for done in [pool.submit(play_all, share) for share in shares]:
+            done.result()
+    return {name: rewards[name] for name in names}
 
 
 # --- Harbor --------------------------------------------------------------------------------------------------
 
 def harbor_rewards(harbor: str, lts: list[LanguageTask], work: Path, *, every_cheat: bool = False,
-                   concurrency: int = 2) -> dict[tuple[str, str], float]:
+                   concurrency: int = 4, dispose: Callable[[list[str]], None] | None = None,
+                   ) -> dict[tuple[str, str], float]:
     """One `harbor run` of the oracle over a dataset holding, for every task and play (the cheats marked for
     Harbor, or all of them), a copy of the exported task whose solve.sh is the play: (language, play) -> the
-    verifier's reward."""
+    verifier's reward. Exported with a prebuilt start image (no build in each trial's two environments), but
+    for the gold patch's copy, which Harbor builds from environment/ as a task exported without one is built.
+    The start images go to `dispose` at the end (see `swebench_resolved`). `concurrency` trials run side by
+    side: a trial mostly waits on the engine (two environments started and removed, some 30 docker commands)."""
     dataset = work / "dataset"
     dataset.mkdir(parents=True)
     names: dict[str, tuple[str, str]] = {}
+    images: list[str] = []
     for lt in lts:
         out = work / f"export-{lt.language}"
-        export(lt, ExportOptions(out=out, format="harbor", tasks=True, verifier_network="public"), work)
+        manifest = export(lt, ExportOptions(out=out, format="harbor", tasks=True, verifier_network="public",
+                                            start_image="prebuilt"), work)
+        images += [a.image for a in manifest.images if a.context]
         exported = out / lt.task.instance_id
         for i, (play, body) in enumerate(lt.plays(harbor=not every_cheat).items()):
             name = f"{lt.language}-{i:02d}"
@@ -159,10 +181,19 @@ def harbor_rewards(harbor: str, lts: list[LanguageTask], work: Path, *, every_ch
             solve = dataset / name / "solution" / "solve.sh"
             solve.write_text(f"#!/bin/bash\ncd {shlex.quote(lt.task.grading.workdir)}\n"  # type: ignore[union-attr]
                              + lt.script(body, "/solution/gold.patch"))
+            if play == GOLD:
+                toml = dataset / name / "task.toml"
+                lines = toml.read_text().splitlines(keepends=True)
+                toml.write_text("".join(ln for ln in lines if not ln.startswith("docker_image = ")))
+                assert len(lines) == len(toml.read_text().splitlines()) + 1, "no docker_image in the export"
             names[name] = (lt.language, play)
-    done = subprocess.run([harbor, "run", "-p", str(dataset), "-a", "oracle", "-e", "docker", "-o",
-                           str(work / "jobs"), "--job-name", "cheats", "-q", "-n", str(concurrency)],
-                          capture_output=True, text=True, timeout=3600, check=False)
+    try:
+        done = subprocess.run([harbor, "run", "-p", str(dataset), "-a", "oracle", "-e", "docker", "-o",
+                               str(work / "jobs"), "--job-name", "cheats", "-q", "-n", str(concurrency)],
+                              capture_output=True, text=True, timeout=3600, check=False,
+                              env={**os.environ, **HARBOR_ENV})
+    finally:
+        (dispose or _remove_now)(images)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     rewards: dict[tuple[str, str], float] = {}
     for trial in (work / "jobs" / "cheats").iterdir():
@@ -175,6 +206,13 @@ def harbor_rewards(harbor: str, lts: list[LanguageTask], work: Path, *, every_ch
         rewards[names[task_name]] = float(result["verifier_result"]["rewards"]["reward"])
     assert len(rewards) == len(names), sorted(set(names.values()) - set(rewards))
     return rewards
+
+
+def _remove_now(images: list[str]) -> None:
+    from envs.docker import remove_image  # local: the engine only for a run that evaluates
+
+    for image in images:
+        remove_image(image)
 
 
 # --- SWE-bench -----------------------------------------------------------------------------------------------
@@ -190,19 +228,19 @@ def predicted_patch(image: str, lt: LanguageTask, body: str) -> str:
     return done.stdout
 
 
+NOTHING = ("diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n"
+           "@@ -0,0 +1 @@\n+nothing fixed\n")
+"""The no-change play's prediction (swebench refuses an empty patch): a note, no change to the code."""
+
+
 def swebench_resolved(python: str, lts: list[LanguageTask], work: Path, *, every_cheat: bool = False,
-                      workers: int = 2, dispose: Callable[[list[str]], None] | None = None,
+                      workers: int = 4, dispose: Callable[[list[str]], None] | None = None,
                       ) -> dict[tuple[str, str], float]:
     """swebench's `run_evaluation` over copies of each task's row, one per play (the cheats marked for Harbor,
-    or every one a diff can hold): (language, play) -> 1.0 when the instance is resolved. The exported images
+    or every one a diff can hold): (language, play) -> 1.0 when the instance is resolved; `workers` instances
+    (and cheats' diffs, each made in a start-state container) at a time. The exported images
     go to `dispose` at the end (default: removed at once; a run whose tasks other tests grade at the same
     time defers it: tests/builds.py `remove_at_end`)."""
-    from envs.docker import remove_image  # local: the engine only for a run that evaluates
-
-    def remove_now(images: list[str]) -> None:
-        for image in images:
-            remove_image(image)
-
     rows, predictions, names, images = [], [], {}, []
     for lt in lts:
         out = work / f"export-{lt.language}"
@@ -210,13 +248,15 @@ def swebench_resolved(python: str, lts: list[LanguageTask], work: Path, *, every
         images += [a.image for a in manifest.images]
         (row,) = [r for ln in (out / "swebench.jsonl").read_text().splitlines()
                   if (r := json.loads(ln))["instance_id"] == lt.task.instance_id]
-        for i, (play, body) in enumerate(lt.plays(harbor=not every_cheat, diff=True).items()):
+        plays = lt.plays(harbor=not every_cheat, diff=True)
+        cheating = [play for play in plays if play not in (GOLD, NOP)]
+        with ThreadPoolExecutor(workers) as pool:  # each in a container of its own
+            diffs = dict(zip(cheating, pool.map(lambda play: predicted_patch(row["image"], lt, plays[play]),
+                                                cheating), strict=True))
+        for i, play in enumerate(plays):
             iid = f"{row['instance_id']}__play{i:02d}"
-            patch = predicted_patch(row["image"], lt, body) if play != GOLD else row["patch"]
-            assert patch.strip() or play == NOP, f"the cheat {play!r} changed nothing in the {lt.language} task"
-            if play == NOP:
-                patch = ("diff --git a/NOTES.md b/NOTES.md\nnew file mode 100644\n--- /dev/null\n+++ b/NOTES.md\n"
-                         "@@ -0,0 +1 @@\n+nothing fixed\n")
+            patch = row["patch"] if play == GOLD else NOTHING if play == NOP else diffs[play]
+            assert patch.strip(), f"the cheat {play!r} changed nothing in the {lt.language} task"
             rows.append({**row, "instance_id": iid})
             predictions.append({"instance_id": iid, "model_patch": patch, "model_name_or_path": "cheats"})
             names[iid] = (lt.language, play)
@@ -228,7 +268,7 @@ def swebench_resolved(python: str, lts: list[LanguageTask], work: Path, *, every
                                "--report_dir", str(work / "reports")],
                               cwd=work, capture_output=True, text=True, timeout=3600, check=False)
     finally:
-        (dispose or remove_now)(images)
+        (dispose or _remove_now)(images)
     resolved: dict[tuple[str, str], float] = {}
     for iid, key in names.items():
         report = work / "logs" / "run_evaluation" / "cheats" / "cheats" / iid / "report.json"

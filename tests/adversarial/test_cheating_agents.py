@@ -43,11 +43,12 @@ def language_task(language: str, builds: Builds) -> LanguageTask:
 @pytest.mark.parametrize("language", cheats.LANGUAGES)
 def test_the_runtime_pays_only_the_fix(language: str, builds: Builds) -> None:
     lt = language_task(language, builds)
-    # the control (scored in the agent's own container): every play for python, elsewhere the cheats marked
+    # the control (scored in the agent's own container): every cheat for python, elsewhere the cheats marked
     # for it (scoring them all would only double the gradings)
+    every = {c.name for c in cheats.for_language(language)}
     controlled = {c.name for c in cheats.for_language(language) if c.control}
     naive: dict[str, float] = {}
-    rewards = runtime_rewards(lt, lt.plays(), naive, control=None if language == "python" else controlled)
+    rewards = runtime_rewards(lt, lt.plays(), naive, control=every if language == "python" else controlled)
     wrong = {play: value for play, value in rewards.items() if value != expected(play)}
     assert not wrong, wrong
     if language == "python":  # where nothing reads the change, the cheats would pay
@@ -59,7 +60,8 @@ def test_the_runtime_pays_only_the_fix(language: str, builds: Builds) -> None:
 
 @pytest.mark.parametrize("language", cheats.LANGUAGES)
 def test_harbor_pays_only_the_fix(language: str, builds: Builds, tmp_path: Path) -> None:
-    rewards = harbor_rewards(harbor_executable(), [language_task(language, builds)], tmp_path)
+    rewards = harbor_rewards(harbor_executable(), [language_task(language, builds)], tmp_path,
+                             dispose=builds.remove_at_end)
     wrong = {key: value for key, value in rewards.items() if value != expected(key[1])}
     assert not wrong, wrong
     assert {language for language, _ in rewards} == {language}

@@ -185,7 +185,8 @@ def grade(grader: FakeSandbox, command: str) -> ExecResult:
                "problems": [], "exit_code": 0, "dropped": [{"path": c.path, "reason": c.reason}
                                                            for c in found if not c.accepted]}
     grader.files[f"{out}/results.json"] = json.dumps(results).encode()
-    return ExecResult(exit_code=0)
+    read_back = "head -c " in command and f"{out}/results.json" in command  # the runtime's one command
+    return ExecResult(exit_code=0, stdout=json.dumps(results) if read_back else "")
 
 
 class FakeBackend:

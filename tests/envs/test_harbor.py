@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from autoinstall.commands.export import export_cmd
 from envs.catalog import Catalog
+from tests.adversarial.surfaces import HARBOR_ENV
 from tests.builds import Builds
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "setup_py_only"
@@ -67,7 +68,8 @@ def export(catalog: Catalog, out: Path, task: str) -> Path:
 
 
 def run(harbor: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([harbor, *args], check=False, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([harbor, *args], check=False, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **HARBOR_ENV})
 
 
 def reward(harbor: str, task: Path, agent: str, jobs: Path) -> float:

@@ -90,3 +90,25 @@ def test_fork_carries_the_files_and_is_independent(backend: FakeBackend) -> None
             child.step("create_file", {"path": "calc.py", "content": BUGGY, "overwrite": True})
             assert child.reward().value == 0.0
             assert env.reward().value == 1.0
+
+
+def test_a_grader_that_writes_no_results_grades_0_with_what_it_said(backend: FakeBackend,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import tests.envs.runtime_fakes as fakes
+    from envs.base import ExecResult
+    from envs.runtime.grade import LOG
+
+    def crashing(sandbox, command: str, env: dict[str, str]) -> ExecResult | None:  # noqa: ANN001
+        if "--agent" in command:  # the grader and the read of its results: it died before writing any
+            return ExecResult(exit_code=1)
+        if command == f"tail -c 500 {LOG}":
+            return ExecResult(exit_code=0, stdout="Traceback: the grader broke\n")
+        return original(sandbox, command, env)
+
+    original = fakes.behaviour
+    monkeypatch.setattr(fakes, "behaviour", crashing)
+    with task_env(backend) as env:
+        env.reset()
+        env.step("create_file", {"path": "calc.py", "content": SOLVED, "overwrite": True})
+        broken = env.reward()
+    assert broken.value == 0.0 and broken.problems == ["the grader wrote no results: Traceback: the grader broke\n"]

@@ -111,6 +111,28 @@ def test_harbor_task_has_a_goal_the_bug_and_the_gold_patch(catalog: Catalog, sto
     assert config["verifier"]["network_mode"] == "public" and "user" not in config["agent"]
 
 
+def test_a_prebuilt_harbor_export_builds_the_start_image_and_names_it(
+        catalog: Catalog, stored: tuple[str, Task], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import envs.docker
+
+    built: list[tuple[str, str]] = []
+    monkeypatch.setattr(envs.docker, "build_image", lambda context, tag, **_: built.append(
+        ((context / "Dockerfile").read_text(), tag)))
+    monkeypatch.setattr(envs.docker, "image_labels", lambda tag: {"built": "1"} if any(
+        t == tag for _, t in built) else None)
+    out = export(catalog, tmp_path / "out", "harbor", start_image="prebuilt")
+    root = out / "example-org__calc-mutation-0001"
+    ((dockerfile, tag),) = built  # the start image, from the same context environment/ holds
+    assert dockerfile == (root / "environment" / "Dockerfile").read_text() and tag.startswith("autoinstall-task/")
+    assert tomllib.loads((root / "task.toml").read_text())["environment"]["docker_image"] == tag
+    manifest = read_manifest(out)
+    assert [(a.image, a.context) for a in manifest.images] == [
+        (IMAGE, None), (tag, "harbor-images/example-org__calc-mutation-0001")]
+    no_host_paths(out, tmp_path)
+    export(catalog, tmp_path / "again", "harbor", start_image="prebuilt")
+    assert len(built) == 1  # the engine has it under its tag, which names everything it is built from
+
+
 def test_swebench_row_has_the_harness_keys(catalog: Catalog, stored: tuple[str, Task], tmp_path: Path) -> None:
     from envs.export.common import select_entries
 
