@@ -7,8 +7,9 @@ given its own name filter, and the files that hold the ids where the ids name th
 - mocha: `--grep '^(?:full title|...)$'` (its spec reporter names no file, so every file is loaded);
 - node:test: `--test-name-pattern='^(?:top-level name|...)$'`. Node 20 matches a pattern against each test's
   own name; a subtest (`t.test`) whose parent does not match never runs, and every test under a matching one
-  runs (later versions also match the name prefixed with its ancestors', and keep the parent's match): the
-  top-level tests holding the ids run whole, in every file (coarser units, as Go's `-run`);
+  runs (seen on Node 20.19 and 22.23; 22 also matches a name prefixed with its ancestors', and leaves the
+  unmatched tests out of its output): the top-level tests holding the ids run whole, in every file (coarser
+  units, as Go's `-run`);
 - tap, ava, uvu, tape, jasmine, a script the runner cannot be given flags, or one that filters by name itself:
   the whole suite runs, and the ids are scored from its per-test results.
 

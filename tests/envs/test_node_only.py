@@ -13,6 +13,7 @@ import pytest
 
 from envs.base import ExecResult
 from envs.fake import FakeSandbox
+from envs.grading.kit.verdict import judge
 from envs.spec import Deselection
 from envs.testrun import PIDS_EVENTS, abilities, run_tests
 from envs.testrun.grading import grading_run
@@ -181,3 +182,26 @@ def test_real_node_test_runs_the_top_level_tests_that_hold_the_ids_and_no_other(
         "add > small numbers", "add > negative numbers", "S > leaf one", "S > inner > leaf two",
         "S > inner > small numbers"}, outcomes
     assert outcomes["top"] == "skipped" and run.counts["failed"] == 0 and run.exit_code == 0
+
+
+JEST_NOTHING_MATCHED = """Test Suites: 2 skipped, 0 of 2 total
+Tests:       12 skipped, 12 total
+Snapshots:   0 total
+Ran all test suites matching /(?:^|\\/)lib\\/numbers\\.test\\.js$/i with tests matching "^(?:clamp keeps a value)$".
+"""
+JEST_RENAMED = """PASS lib/numbers.test.js
+  clamp
+    ○ skipped keeps a value (renamed)
+    ✓ lowers a value (3 ms)
+Tests:       1 skipped, 1 passed, 2 total
+"""
+
+
+@pytest.mark.parametrize("output", [JEST_NOTHING_MATCHED, JEST_RENAMED], ids=["nothing matched", "renamed"])
+def test_a_selection_that_matches_nothing_of_a_selected_test_pays_nothing(output: str) -> None:
+    """The grader's kit: a selected id the run does not report (its pattern matched nothing, or the test was
+    renamed out of its reach), or reports skipped, is not a pass, though the runner exited 0 with no failure."""
+    selected = ["lib/numbers.test.js > clamp > keeps a value", "lib/numbers.test.js > clamp > lowers a value"]
+    verdict = judge("node", output, "", 0, False, selected)
+    assert verdict.reward == 0.0 and not verdict.problems
+    assert verdict.tests["lib/numbers.test.js > clamp > keeps a value"] == "missing"
