@@ -25,7 +25,7 @@ from autoinstall.tasks.settings import KINDS, MakeOptions, MakeReport
 from autoinstall.tasks.staticreach import StaticReach
 from autoinstall.tasks.statement_model import statement_writer
 from autoinstall.tasks.store import TaskStore
-from autoinstall.tasks.validate import baseline, stable_ids
+from autoinstall.tasks.validate import baseline, selectable_ids, stable_ids
 from autoinstall.tasks.workspace import Suite, read_sources, source_files
 from envs.base import Sandbox, SandboxFactory
 from envs.catalog import Catalog, EnvRecord
@@ -99,6 +99,10 @@ def _run(sandbox: Sandbox, factory: SandboxFactory, image: str, suite: Suite, re
     if unstable:
         log(f"{unstable} passing tests left out: their ids differ between the verification's runs")
     report.unstable_ids = unstable
+    passing, unselectable = selectable_ids(sandbox, suite, passing, timeout_s=1800)
+    if unselectable:
+        log(f"{unselectable} passing tests left out: a run selecting them by id did not report them passing")
+    report.unselectable_ids = unselectable
     reach = coverage.read_map(sandbox, trace, passing, suite.project, log=log) if trace else None
     report.coverage = reach is not None
     report.baseline_tests = len(passing)

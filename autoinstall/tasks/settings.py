@@ -72,6 +72,9 @@ class MakeReport(BaseModel):
     baseline_tests: int = 0
     unstable_ids: int = 0
     """Passing tests left out because their ids differ between the verification's runs."""
+    unselectable_ids: int = 0
+    """Passing tests left out because a run selecting them by id did not report them passing (a runner whose
+    selection matches printed names: IdSelection.exact)."""
     coverage: bool = False
     """A per-test call map was read (pytest)."""
     selection: str = "none"

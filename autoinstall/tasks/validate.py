@@ -59,6 +59,19 @@ def stable_ids(passing: list[str], spec: EnvSpec) -> tuple[list[str], int]:
     return kept, len(passing) - len(kept)
 
 
+def selectable_ids(sandbox: Sandbox, suite: Suite, passing: list[str], timeout_s: float) -> tuple[list[str], int]:
+    """The baseline's passing tests that a run selecting them all reports passed, and how many were left out,
+    for a runner whose selection matches the names its output printed (IdSelection.exact False): a name the
+    parse changed selects nothing, so its test would be missing from every selecting run, the grader's
+    included. Unchanged (and nothing run) for an exact selection or none."""
+    select = abilities(suite.runner).select
+    if select is None or select.exact or not passing:
+        return passing, 0
+    seen = outcomes(suite.run(sandbox, timeout_s, select=passing))
+    kept = [t for t in passing if seen.get(t) == "passed"]
+    return kept, len(passing) - len(kept)
+
+
 def judge(run: TestRun, passing: list[str], max_fail: int, crashed: bool = False) -> Verdict:
     """Keep when 1..max_fail baseline tests fail and all the other baseline tests pass. `crashed` (the run's
     test process ended early: RunnerAbilities.ended_early): the tests it never reported did not run, and are
@@ -99,7 +112,7 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
         if selection is not None and _unselected(run, selection, passing):
             # A runner that selects coarser units (whole top-level tests) ran more: those are judged too. One that
             # cannot select ran the whole suite: judged whole.
-            selection = sorted(set(selection) | set(outcomes(run)) & set(passing)) if suite.selects else None
+            selection = sorted(set(selection) | _ran(run) & set(passing)) if suite.selects else None
         verdict = judge(run, selection if selection is not None else passing, max_fail,
                         abilities(suite.runner).ended_early(run))
         if verdict.kept:
@@ -117,10 +130,15 @@ def search(sandbox: Sandbox, suite: Suite, candidate: Candidate, passing: list[s
 
 
 def _unselected(run: TestRun, selection: list[str], passing: list[str]) -> bool:
-    """The run reports baseline tests outside the selection: its runner does not select by id, or selects
-    coarser units than ids."""
+    """The run ran baseline tests outside the selection: its runner does not select by id, or selects coarser
+    units than ids."""
     chosen = set(selection)
-    return any(t not in chosen for t in set(outcomes(run)) & set(passing))
+    return any(t not in chosen for t in _ran(run) & set(passing))
+
+
+def _ran(run: TestRun) -> set[str]:
+    """The tests a run ran: a runner that selects by name reports the others as skipped (jest, node:test)."""
+    return {r.test_id for r in run.results if r.outcome != "skipped"}
 
 
 class Disagreement(BaseModel):

@@ -4,7 +4,7 @@ reward and the exporters' scoring scripts all run tests this one way.
 `abilities.py` is the one record of what each runner can do (`abilities(name)`, with a safe default for an
 unknown name); `registry.py` holds every runner's record. Files, one per kind of runner: `pytest_runner.py`
 (JUnit XML per test, `--collect-only` counts), `go_runner.py` (`go test -json` events, `go test -list`
-counts), `cargo_runner.py`, `node_runner.py`, `maven_runner.py`, `unittest_runner.py` (unittest, testtools
+counts), `cargo_runner.py`, `node_runner.py` (`node_only.py`: its selection by id), `maven_runner.py`, `unittest_runner.py` (unittest, testtools
 and custom Python runners: their verbose lines per test, their exit status honoured, `--list` counts),
 `summary.py` (summary lines, when a runner prints nothing per test), `junit.py` (the JUnit XML parser),
 `timeout_plugin.py` (the per-test timeout every pytest run loads, stdlib only, never left in an image),

@@ -49,6 +49,10 @@ class IdSelection(BaseModel):
     """File name -> text, written into the plug-in folder before the run."""
     wrap: Callable[[str, str, str], str]
     """(command, the file listing the ids one a line, the plug-in folder) -> the command running only those."""
+    exact: bool = True
+    """Every id it is given runs (with more, perhaps); False: it matches names as the runner's output printed
+    them and the parse read them, which a name may not survive, so an id must be seen to select itself (the
+    tasks keep only the baseline ids a selecting run reports)."""
 
     def command(self, command: str, select_file: str, folder: str) -> str:
         return self.wrap(command, select_file, folder)

@@ -7,8 +7,9 @@ made (Node reads the package's scripts through the sandbox); run by envs/grading
     go          `go test -json` (+ -skip for deselections)         gotest    (its output)
     cargo       `cargo test` with --skip, stderr merged            libtest   (its output)
     maven       Surefire's excludes file, old reports cleared, -fae surefire  **/target/surefire-reports/TEST-*.xml
-    node        the runner's own name filters, hidden files, the     node      (its output)
-                exit guard of node:test's children
+    node        the runner's own name filters (the selected tests   node      (its output)
+                and their files, where it can: node_only.py), hidden
+                files, the exit guard of node:test's children
     unittest    `-v` verbose lines, the guard's sitecustomize        unittest  (its output)
 """
 from __future__ import annotations
@@ -90,7 +91,7 @@ def grade_node(sandbox: Sandbox, command: str, deselected: list[Deselection], se
           per_test_s: float) -> GradingRun:
     folder, inner = split_folder(command)
     where: Sandbox = InFolder(sandbox, folder) if folder else sandbox  # type: ignore[assignment]
-    selection = node_select.select(where, inner, deselected)
+    selection = node_select.select(where, inner, deselected, only=selected or None)
     run = f"cd {shlex.quote(folder)} && {selection.command}" if folder else selection.command
     return GradingRun(command=NODE_GUARD_OPTIONS + run, parser="node", env=dict(node_select.ENV),
                       files={f"{RUN_DIR}/{NODE_GUARD}": NODE_GUARD_SOURCE})

@@ -10,6 +10,7 @@ from envs.folder import InFolder, split_folder
 from envs.spec import Deselection, TestResult, TestRun
 from envs.testrun.junit import count
 from envs.testrun.node_collect import collect
+from envs.testrun.node_only import selected_ids
 from envs.testrun.node_output import SEP, clean, looks_like_tap, parse_node_output, parse_node_summary
 from envs.testrun.node_select import ENV, Selection, select
 
@@ -39,11 +40,13 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
         env: dict[str, str] | None) -> TestRun:
     """Run a Node.js test command with the deselected tests left out (node_select.py) and read its results;
     a non-zero exit that no failing test explains (a crash, a lint or size check after the tests) is one
-    error named after the command. `cd FOLDER && ...` (a monorepo's package) runs all of it in that folder."""
+    error named after the command. `cd FOLDER && ...` (a monorepo's package) runs all of it in that folder.
+    A command node_only.select_command wrapped runs only the ids it lists, where the runner can."""
+    only, command = selected_ids(sandbox, command)
     folder, inner = split_folder(command)
     if folder:
         sandbox = InFolder(sandbox, folder)  # type: ignore[assignment]
-    selection = select(sandbox, inner, deselected)
+    selection = select(sandbox, inner, deselected, only=only)
     try:
         result = sandbox.exec(selection.command, timeout=timeout_s, env=ENV | (env or {}))
     finally:

@@ -15,7 +15,8 @@ flags, and deselected test files are moved aside for the run.
 Flags go where the runner reads them: appended to its part of the script (`mocha test/ && eslint .` gets
 them after `test/`), or right after `--test` for node:test; the script then runs directly with
 node_modules/.bin on PATH, as npm runs it (no pre/post hooks, as `--ignore-scripts`). A script the runner
-cannot be found in (another program, yarn's Plug'n'Play) is left as it is.
+cannot be found in (another program, yarn's Plug'n'Play) is left as it is. Running only given ids (`only`, the
+same flags and the files that hold the ids): node_only.py.
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field
 
 from envs.base import Sandbox
 from envs.spec import Deselection
+from envs.testrun import node_only
+from envs.testrun.node_only import full_name, js_regex
 from envs.testrun.node_output import SEP
 
 ENV = {"CI": "true", "npm_config_update_notifier": "false"}
@@ -43,7 +46,6 @@ _SCRIPT_COMMAND = re.compile(r"^\s*(?P<manager>npm|pnpm|yarn)\s+(?:run(?:-script
 _SEGMENT_END = re.compile(r"&&|\|\||;|\||$")
 _FILE = re.compile(r"\.[cm]?[jt]sx?$")
 _REPEAT = re.compile(r" \[\d+\]$")
-_JS_SPECIAL = re.compile(r"[\\^$.*+?()[\]{}|/]")
 
 
 @dataclass
@@ -72,6 +74,8 @@ class Selection:
     """Deselected ids the runner itself leaves out (by name, or their file is hidden)."""
     flagged: bool = False
     """The runner was given flags (the script runs directly)."""
+    only: str = ""
+    """What narrows the run to the chosen ids (node_only.Only.how); "": nothing (every test runs)."""
 
     @property
     def restore(self) -> str:
@@ -136,19 +140,6 @@ def test_script(sandbox: Sandbox, command: str) -> TestScript:
     return script
 
 
-def full_name(test_id: str) -> str:
-    """The name jest, vitest and mocha match: suites and test space-joined, the file (if the id starts with
-    one) and a repeat's ` [n]` left off."""
-    parts = _REPEAT.sub("", test_id).split(SEP)
-    if len(parts) > 1 and _FILE.search(parts[0]) and " " not in parts[0]:
-        parts = parts[1:]
-    return " ".join(parts)
-
-
-def _js_regex(names: list[str]) -> str:
-    return "(?:" + "|".join(_JS_SPECIAL.sub(lambda c: "\\" + c.group(0), n) for n in sorted(set(names))) + ")"
-
-
 def filterable(runner: str | None, test_id: str) -> bool:
     """Whether `runner`'s name filter can leave this test out: node-tap's reaches only a file's top-level
     subtests (`file > name`)."""
@@ -163,15 +154,21 @@ def name_flags(runner: str | None, names: list[str]) -> str:
     if not names or runner not in NAME_FILTERS:
         return ""
     if runner in ("mocha", "tap"):
-        return f"--grep {shlex.quote('^' + _js_regex(names) + '$')} --invert"
-    return f"-t {shlex.quote('^(?!' + _js_regex(names) + '$)')}"
+        return f"--grep {shlex.quote('^' + js_regex(names) + '$')} --invert"
+    return f"-t {shlex.quote('^(?!' + js_regex(names) + '$)')}"
 
 
-def with_flags(script: TestScript, flags: str) -> str | None:
-    """A command running `script` with `flags` given to its runner; None when it cannot take them."""
+def with_flags(script: TestScript, flags: str, arguments: str = "") -> str | None:
+    """A command running `script` with `flags` given to its runner (and positional `arguments` right after its
+    word); None when it cannot take them."""
     if script.insert_at < 0:
         return None
-    text = f"{script.text[:script.insert_at]} {flags}{script.text[script.insert_at:]}"
+    text = f"{script.text[:script.insert_at]} {flags}{script.text[script.insert_at:]}" if flags else script.text
+    if arguments:
+        at = node_only.arguments_at(script.runner, text, script.insert_at)
+        if at < 0:
+            return None
+        text = f"{text[:at]} {arguments}{text[at:]}"
     if script.extra:
         text = f"{text} {script.extra}"
     return f'PATH="$PWD/node_modules/.bin:$PATH" sh -c {shlex.quote(text)}'
@@ -187,11 +184,12 @@ def existing_files(sandbox: Sandbox, candidates: list[str]) -> list[str]:
 
 
 def select(sandbox: Sandbox, command: str, deselected: list[Deselection], flags: str = "",
-           by_name: bool = True) -> Selection:
+           by_name: bool = True, only: list[str] | None = None) -> Selection:
     """How to run `command` with `deselected` left out: files hidden, tests by the runner's name filter
-    (unless not `by_name`), `flags` given to the runner too (a collection's); nothing deselected and no
-    flags: the command as it is."""
-    if not deselected and not flags:
+    (unless not `by_name`), `flags` given to the runner too (a collection's); with `only`, just those ids
+    where the runner can (node_only.py), else every test; nothing deselected, no flags, no `only`: the
+    command as it is."""
+    if not deselected and not flags and only is None:
         return Selection(command)
     script = test_script(sandbox, command)
     ids = [d.test for d in deselected]
@@ -199,12 +197,32 @@ def select(sandbox: Sandbox, command: str, deselected: list[Deselection], flags:
     hidden = existing_files(sandbox, [t for t in ids if SEP not in t and _FILE.search(t)  # would fail on it
                                       and t not in named_files and f"./{t}" not in named_files])
     tests = [t for t in ids if t not in hidden and filterable(script.runner, t)]
-    named = name_flags(script.runner, [full_name(t) for t in tests]) if by_name else ""
+    chosen = node_only.only(script.runner, script.text, only, [t for t in ids if t not in hidden]) \
+        if only is not None and script.insert_at >= 0 else None
+    arguments = node_only.file_arguments(script.runner, chosen.files) if chosen else ""
+    if chosen and chosen.flags:
+        named, left_out = chosen.flags, set(hidden) | chosen.left_out
+    else:
+        named = name_flags(script.runner, [full_name(t) for t in tests]) if by_name else ""
+        left_out = set(hidden) | (set(tests) if named else set())
     wanted = " ".join(f for f in (named, flags) if f)
-    run = with_flags(script, wanted) if wanted else None
-    left_out = set(hidden) | (set(tests) if run and named else set())
-    selection = Selection(run or command, script.runner, hidden, left_out, flagged=run is not None)
+    run = with_flags(script, wanted, arguments) if wanted or arguments else None
+    if run is None and arguments:  # the files cannot be placed: names alone
+        run, arguments = with_flags(script, wanted) if wanted else None, ""
+    if run is None:
+        left_out = set(hidden)
+    selection = Selection(run or command, script.runner, hidden, left_out, flagged=run is not None,
+                          only=_how(chosen, bool(chosen and chosen.flags), bool(arguments)) if run else "")
     if hidden:
         moves = " && ".join(f"mv -f -- {shlex.quote(f)} {shlex.quote(f + HIDDEN_SUFFIX)}" for f in hidden)
         selection.command = f"{moves} && {{ {selection.command}; }}"
     return selection
+
+
+def _how(chosen: node_only.Only | None, names: bool, files: bool) -> str:
+    """What narrowed the run to the chosen ids (names: the runner's name filter is the selection's)."""
+    if chosen is None:
+        return ""
+    if names and chosen.how == "top-level tests":
+        return chosen.how
+    return " and ".join(w for w, on in (("names", names), ("files", files)) if on)

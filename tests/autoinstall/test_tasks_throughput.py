@@ -87,6 +87,30 @@ def test_a_runner_selecting_whole_top_level_tests_is_judged_on_what_it_ran_too()
     assert verdict.judged == ["m/a::TestA", "m/a::TestA/one"]  # what the search's run stands for in validation
 
 
+JEST_FILTERED = """FAIL lib/numbers.test.js
+  ✕ stats of a list (12 ms)
+  clamp
+    ○ skipped keeps a value inside the bounds
+
+Tests:       1 failed, 1 skipped, 2 total
+"""
+
+
+def test_a_runner_selecting_by_name_is_judged_on_the_selection_not_on_what_its_filter_skipped() -> None:
+    """jest reports the tests its name filter left out as skipped: they did not run, so they say nothing of
+    the candidate (judged on them, it read as "other tests changed")."""
+    passing = ["lib/numbers.test.js > stats of a list", "lib/numbers.test.js > clamp > keeps a value inside the bounds"]
+    sandbox = FakeSandbox(rules=[("^cat package.json", json.dumps({"scripts": {"test": "jest"}})),
+                                 ("sh -c", ExecResult(exit_code=1, stdout=JEST_FILTERED))]).start()
+    suite = Suite(command="npm test -- --verbose", runner="node")
+    candidate = Candidate(kind="mutation", bug_patch="x", gold_patch="y", files=["lib/numbers.js"])
+    verdict, _ = search(sandbox, suite, candidate, passing, max_fail=5, timeout_s=60, exact_patches=False,
+                        selection=passing[:1])
+    assert verdict.kept and verdict.fail_to_pass == passing[:1], verdict
+    assert verdict.judged == passing[:1] and verdict.pass_to_pass == passing[1:]
+    assert any("-t '\"'\"'^(?:stats of a list)$" in c for c in sandbox.commands()), sandbox.commands()
+
+
 TRICKY = "a = 1\n\tb = '$HOME' \"`x`\" \\\\n\nEOF\nc = 3"
 """A tab, shell quoting and expansion, a line that reads like a here-document's end, no final newline."""
 

@@ -29,7 +29,8 @@ def test_an_unknown_runner_is_read_from_its_summary_and_promised_nothing() -> No
 def test_what_the_stages_ask_differs_by_runner_as_it_did_when_they_named_them() -> None:
     assert [r for r in registered() if abilities(r).warm_up] == ["go", "cargo"]
     assert [r for r in registered() if abilities(r).listing_is_lower_bound] == ["maven"]
-    assert [r for r in registered() if abilities(r).select is not None] == ["pytest", "go", "cargo", "maven"]
+    assert [r for r in registered() if abilities(r).select is not None] == ["pytest", "go", "cargo", "node", "maven"]
+    assert [r for r in registered() if (s := abilities(r).select) is not None and not s.exact] == ["node"]
     assert [r for r in registered() if not abilities(r).has_tests] == ["none"]
     assert {r for r in registered() if abilities(r).grading is not None} == {
         "pytest", "go", "cargo", "node", "maven", "unittest", "custom"}
