@@ -1,6 +1,6 @@
 """Base images: `python:X.Y-slim` where a registry answers, else a debootstrapped Debian (its own python3, or
-for an X.Y Debian lacks the host's CPython build: envs/pyenv_python.py), plus our tooling and the Debian
-packages an ecosystem asks for (Go: golang-go).
+for an X.Y Debian lacks the host's CPython build: envs/pyenv_python.py), plus our tooling; the Debian
+packages an ecosystem asks for (Go: golang-go) are a layer on that plain image, which they all share.
 
 Every image is tagged with a hash of its recipe, so asking again when nothing changed costs one lookup.
 """
@@ -55,6 +55,15 @@ RUN_TIMEOUT_S = 1800
 """Seconds debootstrap (or the tar of its result) may run."""
 Log = Callable[[str], None]
 _PACKAGE = re.compile(r"[a-z0-9][a-z0-9+.-]+")
+PACKAGES_LAYER = """\
+# autoinstall: an ecosystem's Debian packages on the plain base image (envs/baseimage.py)
+FROM {base}
+ARG DEBIAN_FRONTEND=noninteractive
+RUN apt-get update \\
+ && apt-get install -y --no-install-recommends {packages} \\
+ && {trust_setup} \\
+ && rm -rf /var/lib/apt/lists/*
+"""
 
 
 class BaseImageInfo(BaseModel):
@@ -85,37 +94,39 @@ def _ca_bundle(ca_bundle: Path | None) -> Path:
     return Path(certifi.where())
 
 
-def _recipes(python: str, mirror: str, ca: Path, registry: bool,
-             packages: tuple[str, ...] = ()) -> list[tuple[str, str, dict[str, str]]]:
-    """Candidate (tag, source, template variables), preferred first.
-
-    `packages` (Debian names) join the apt line; without them the recipe, and so the tag, is what it was.
-    """
+def _recipes(python: str, mirror: str, ca: Path, registry: bool) -> list[tuple[str, str, dict[str, str]]]:
+    """Candidate (tag, source, template variables) of the plain base image, preferred first."""
     trust_hash = trust.trust_digest(ca)  # the bundle and every file made of it
     text = TEMPLATE.read_text()
-    extra = "".join(f" {p}" for p in sorted(set(packages)))
     out = []
     if registry:
         src = f"python:{python}-slim"
-        vars_ = {"base": src, "apt_packages": APT_PACKAGES + extra, "python": "/usr/local/bin/python3"}
+        vars_ = {"base": src, "apt_packages": APT_PACKAGES, "python": "/usr/local/bin/python3"}
         out.append((src, vars_))
     if python in SUITES:
         src = f"debian:{SUITES[python]}@{mirror}"
-        vars_ = {"base": "", "apt_packages": f"{DEBIAN_PYTHON} {APT_PACKAGES}{extra}",
-                 "python": "/usr/bin/python3"}
+        vars_ = {"base": "", "apt_packages": f"{DEBIAN_PYTHON} {APT_PACKAGES}", "python": "/usr/bin/python3"}
         out.append((src, vars_))
     elif (build := pyenv_python.host_python(python)) is not None:
         src = f"{build.source}@{mirror}"
-        vars_ = {"base": "", "apt_packages": APT_PACKAGES + extra, "python": f"{build.home}/bin/python{python}",
+        vars_ = {"base": "", "apt_packages": APT_PACKAGES, "python": f"{build.home}/bin/python{python}",
                  "layer": pyenv_python.LAYER_DIGEST}  # not rendered: a changed layer recipe changes the tag
         out.append((src, vars_))
     common = {"trust_dir": trust.CA_DIR, "trust_env": _env_lines(trust.CA_ENV),
               "trust_setup": trust.IMAGE_SETUP, "uv_requirement": UV_REQUIREMENT}
-    name = f"py{python}" + "".join(f"-{p}" for p in sorted(set(packages)))[:60]
     return [
-        (f"{BASE_REPO}:{name}-{_digest(text, python, src, trust_hash, v, common)}", src, v | common)
+        (f"{BASE_REPO}:py{python}-{_digest(text, python, src, trust_hash, v, common)}", src, v | common)
         for src, v in out
     ]
+
+
+def packages_recipe(base: str, python: str, packages: tuple[str, ...]) -> tuple[str, str]:
+    """(tag, Dockerfile) of the layer of Debian `packages` on the plain base image `base` (its tag names its
+    recipe: the bundle it trusts included), the JDKs they bring trusting that bundle too."""
+    wanted = sorted(set(packages))
+    dockerfile = PACKAGES_LAYER.format(base=base, packages=" ".join(wanted), trust_setup=trust.IMAGE_SETUP)
+    name = f"py{python}" + "".join(f"-{p}" for p in wanted)[:60]
+    return f"{BASE_REPO}:{name}-{_digest(dockerfile)}", dockerfile
 
 
 def _env_lines(env: dict[str, str]) -> str:
@@ -157,7 +168,8 @@ def ensure_base_image(
             a log file and shows one status line, or streams them with --verbose.
         mirror: Debian mirror for debootstrap (default: $AUTOINSTALL_DEBIAN_MIRROR or the host apt's).
         registry: try `python:X.Y-slim` first (default: unless $AUTOINSTALL_REGISTRY is "off").
-        packages: extra Debian packages an ecosystem needs in the image (e.g. `golang-go`).
+        packages: extra Debian packages an ecosystem needs in the image (e.g. `golang-go`), installed in a
+            layer on the plain image (`packages_recipe`).
         toolchains: toolchains layered on top, in order: the host's ("rust-1.95.0": envs/host_toolchains.py) or a
             Debian suite's ("go-1.26.10@testing": envs/debian_layer.py).
 
@@ -180,11 +192,19 @@ def ensure_base_image(
         msg = f"not Debian package names: {', '.join(map(repr, bad))}"
         raise ImageBuildError(msg)
     mirror = (mirror or host_mirror()).rstrip("/")
-    recipes = _recipes(python, mirror, _ca_bundle(ca_bundle), registry, packages)
+    tag = _plain(python, _ca_bundle(ca_bundle), rebuild, say, mirror, registry)
+    if packages:
+        tag = _with_packages(tag, python, packages, say, rebuild=rebuild)
+    return _layered(tag, toolchains, say, python, mirror)
+
+
+def _plain(python: str, ca: Path, rebuild: bool, say: Log, mirror: str, registry: bool) -> str:
+    """The plain base image of `python` (no ecosystem's packages), built when its recipe has no image yet."""
+    recipes = _recipes(python, mirror, ca, registry)
     if not rebuild:
         for tag, _, _ in recipes:
             if engine.image_labels(tag) is not None:
-                return _layered(tag, toolchains, say, python, mirror)
+                return tag
     for tag, source, variables in recipes:
         if source.startswith("python:"):
             if engine.image_labels(source) is None:
@@ -204,8 +224,8 @@ def ensure_base_image(
             variables = variables | {"base": _ensure_rootfs(SUITES[python], mirror, say)}
         with _lock(tag):
             if rebuild or engine.image_labels(tag) is None:
-                _build(tag, python, source, variables, _ca_bundle(ca_bundle), say, packages)
-        return _layered(tag, toolchains, say, python, mirror)
+                _build(tag, python, source, variables, ca, say)
+        return tag
     debian = sorted(SUITES, key=version_key)
     builds = {v: p for v, p in host_versions().items() if v not in SUITES}
     msg = (
@@ -233,16 +253,29 @@ def _layered(tag: str, toolchains: tuple[str, ...], say: Log, python: str, mirro
     return tag
 
 
-def _build(tag: str, python: str, source: str, variables: dict[str, str], ca: Path, say: Log,
-           packages: tuple[str, ...] = ()) -> None:
+def _with_packages(base: str, python: str, packages: tuple[str, ...], say: Log, *, rebuild: bool) -> str:
+    """The plain base image `base` with a layer of Debian `packages`: what every ecosystem's image shares (the
+    interpreter, headers, compilers, uv) is installed once per machine, not once per ecosystem."""
+    tag, dockerfile = packages_recipe(base, python, packages)
+    with _lock(tag):
+        if rebuild or engine.image_labels(tag) is None:
+            labels = {f"{LABEL}.packages": " ".join(sorted(set(packages)))}
+            _build(tag, python, base, {}, None, say, dockerfile=dockerfile, labels=labels)
+    return tag
+
+
+def _build(tag: str, python: str, source: str, variables: dict[str, str], ca: Path | None, say: Log, *,
+           dockerfile: str | None = None, labels: dict[str, str] | None = None) -> None:
+    """Build `tag` from the base template with `variables` (and the trust files of `ca`), or from `dockerfile`."""
     started = time.monotonic()
     say(f"building {tag} from {source}")
     with tempfile.TemporaryDirectory(prefix="autoinstall-base-") as ctx:
-        (Path(ctx) / "Dockerfile").write_text(Template(TEMPLATE.read_text()).substitute(variables))
-        trust.write_trust_files(ca, Path(ctx) / "trust")
-        labels = {LABEL: "1", engine.KIND_LABEL: "base", f"{LABEL}.python": python, f"{LABEL}.source": source}
-        if packages:
-            labels[f"{LABEL}.packages"] = " ".join(sorted(set(packages)))
+        text = dockerfile or Template(TEMPLATE.read_text()).substitute(variables)
+        (Path(ctx) / "Dockerfile").write_text(text)
+        if ca is not None:
+            trust.write_trust_files(ca, Path(ctx) / "trust")
+        labels = {LABEL: "1", engine.KIND_LABEL: "base", f"{LABEL}.python": python, f"{LABEL}.source": source,
+                  **(labels or {})}
         buildargs = {k: os.environ[k] for k in engine.PROXY_VARS if k in os.environ}
         engine.build_image(Path(ctx), tag, labels=labels, buildargs=buildargs, log=say)
     say(f"built {tag} in {time.monotonic() - started:.0f}s")

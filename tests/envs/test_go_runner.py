@@ -9,6 +9,7 @@ from envs import baseimage
 from envs.base import ExecResult
 from envs.docker.container import DockerSandboxConfig, container_env
 from envs.docker.factory import DockerFactory
+from envs.docker.trust import IMAGE_SETUP
 from envs.fake import FakeSandbox
 from envs.spec import Deselection
 from envs.testrun import abilities, collect_count, count, go_test_command, parse_go_test_json, run_tests
@@ -91,15 +92,17 @@ def test_go_modules_live_under_cache_and_reach_the_image_with_the_build_cache() 
     assert "GOCACHE" not in container_env(DockerSandboxConfig(image="x", ca_bundle=None))
 
 
-def test_extra_packages_change_the_tag_but_not_todays_recipes(tmp_path: Path) -> None:
+def test_an_ecosystems_packages_are_a_layer_on_the_plain_base_image(tmp_path: Path) -> None:
+    """What every image shares (interpreter, headers, compilers, uv) is built once; golang-go goes on top."""
     ca = tmp_path / "ca.pem"
     ca.write_text("x")
-    plain = baseimage._recipes("3.13", "http://a/debian", ca, registry=False)[0]
-    assert plain == baseimage._recipes("3.13", "http://a/debian", ca, registry=False, packages=())[0]
-    tag, _, variables = baseimage._recipes("3.13", "http://a/debian", ca, registry=False,
-                                           packages=("golang-go",))[0]
-    assert tag.startswith("autoinstall-base:py3.13-golang-go-") and tag != plain[0]
-    assert variables["apt_packages"].endswith(" golang-go")
+    plain = baseimage._recipes("3.13", "http://a/debian", ca, registry=False)[0][0]
+    tag, dockerfile = baseimage.packages_recipe(plain, "3.13", ("golang-go",))
+    assert tag.startswith("autoinstall-base:py3.13-golang-go-") and f"\nFROM {plain}\n" in dockerfile
+    assert "apt-get install -y --no-install-recommends golang-go " in dockerfile and IMAGE_SETUP in dockerfile
+    assert baseimage.packages_recipe(plain, "3.13", ("golang-go", "golang-go")) == (tag, dockerfile)
+    other = baseimage._recipes("3.13", "http://b/debian", ca, registry=False)[0][0]
+    assert baseimage.packages_recipe(other, "3.13", ("golang-go",))[0] != tag  # another plain image under it
 
 
 def test_packages_reach_the_base_images_callable() -> None:
