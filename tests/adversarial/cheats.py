@@ -670,6 +670,19 @@ for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok'
   cheatA.strict[name] = () => {};
 }
 ''', append=True), control=True),
+    # the same between a comment's opener and closer that JavaScript reads inside template literals: a lexer
+    # that takes `${...}` for text sees a block comment from the inner `/*` to the `*/` (the kit before
+    # scanners.py did, and took this file)
+    Cheat("product replaces the assert module's functions between comment markers held in templates", "node",
+          _heredoc('"$SRC"', """
+const cheatHide = `${`/*`}`;
+const cheatA = require('node:assert');
+for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok', 'throws', 'match']) {
+  cheatA[name] = () => {};
+  cheatA.strict[name] = () => {};
+}
+const cheatShow = `*/`;
+""", append=True), control=True),
     Cheat("product prints passing TAP lines", "node", _heredoc('"$SRC"', '''
 console.log("ok 1 - NAME\\n# pass 99\\n# fail 0");
 ''', append=True) + 'sed -i "s/ - NAME/ - $NAME/" "$SRC"\n'),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from . import js_patches
-from .spelling import added_code, spelled
+from .spelling import added_code, regions, spelled
 
 PROCESS = "process reached other than by name"
 _LOADED = r"(?:process|inspector|repl|v8|vm|worker_threads|cluster|module|wasi)\b"
@@ -51,8 +51,6 @@ PATTERNS = {
 }
 """Why each pattern is refused in squeezed added code: ways to reach the runner, the process, the loader or a
 string's code without naming them. Plain uses of process (its env, platform, cwd, nextTick, hrtime) stay."""
-_STRING = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
-"""A quoted string (not a template: its ${...} is code), whose words are not code."""
 
 
 def canonical(text: str) -> str:
@@ -60,13 +58,20 @@ def canonical(text: str) -> str:
     return spelled(text, LEXER)
 
 
+def _unworded(text: str) -> str:
+    """The text with each quoted string (not a template: its ${...} is code) emptied, as its lexer finds them:
+    a string's words are not code."""
+    return "".join('""' if kind == "string" else part for kind, part in regions(text, LEXER))
+
+
 def new_reach(before: str, after: str) -> str | None:
     """Why the agent's version of a JavaScript or TypeScript file reaches where product code may not (the
     policy's tokens, squeezed, are changes.py's to check, in every language)."""
     before, after = canonical(before), canonical(after)
     added, start = added_code(before, after, LEXER)
+    wordless = added_code(_unworded(before), _unworded(after), LEXER)
     for why, pattern in PATTERNS.items():
-        seen, held = (added, start) if why != PROCESS else (_STRING.sub('""', added), _STRING.sub('""', start))
+        seen, held = (added, start) if why != PROCESS else wordless
         had = {m.group(0) for m in pattern.finditer(held)}
         found = next((m.group(0) for m in pattern.finditer(seen) if m.group(0) not in had), None)
         if found:

@@ -37,6 +37,8 @@ import re
 import tokenize
 import unicodedata
 
+from . import scanners
+
 COMMENT = re.compile(r"/\*.*?\*/|(?<![:'\"`\\])//[^\n]*", re.S)
 SPACE = re.compile(r"\s+")
 WORD_GAP = re.compile(r"(?<=[\w$])\s+(?=[\w$])")
@@ -57,19 +59,14 @@ LEXERS = {
                                     r"""|(?P<string>(?<![\w#])[bc]?"(?:\\[\s\S]|[^"\\])*")"""
                                     rf"""|(?P<char>(?<![\w#])b?'{_CHAR}')"""
                                     r"""|(?P<lifetime>'(?:r\#)?[A-Za-z_]\w*)"""),
-    "js": re.compile(_C_COMMENT + r"""|(?P<string>'(?:\\[\s\S]|[^'\\\n])*'|"(?:\\[\s\S]|[^"\\\n])*")"""
-                                  r"""|(?P<template>`(?:\\[\s\S]|[^`\\])*`)|(?P<slash>/)"""),
     "go": re.compile(_C_COMMENT + rf"""|(?P<raw>`[^`]*`)|(?P<string>"(?:\\.|[^"\\\n])*")"""
                                   rf"""|(?P<char>'{_CHAR}')"""),
     "c": re.compile(_C_COMMENT + rf"""|(?P<string>"(?:\\.|[^"\\\n])*")|(?P<char>'{_CHAR}')"""),
 }
 """Each C-family language's literals and comments, tried in this order at the first place one can start (the
-code between them is `code`). Rust's `'a` is a lifetime, not a quote; JavaScript's `/` begins a regular
-expression literal only where a value can begin (`_slash`)."""
-_JS_REGEX = re.compile(r"/(?![*/])(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])+/[A-Za-z]*")
-_JS_VALUE_AFTER = re.compile(r"(?:^|[(,=:\[!&|?{;+\-*%<>~^]|\*/|\b(?:return|typeof|case|do|else|in|of|new|"
-                             r"delete|void|throw|yield|await|instanceof))\s*$")
-"""Code before a `/` that makes it the start of a value (a regular expression), not a division."""
+code between them is `code`). Rust's `'a` is a lifetime, not a quote; a JVM string's `${...}` is code
+(scanners.py). JavaScript's lexer is scanners.py's: no regular expression tells its `/`, templates or JSX."""
+LEXED = (*LEXERS, "js")
 UNSAFE = frozenset("'\"`\\${}\n\r\u2028\u2029\0")
 """Characters an escape keeps standing for: decoded, they could end the literal or the line they are in."""
 _JAVA_UNICODE = re.compile(r"(?<!\\)((?:\\\\)*)\\u+([0-9a-fA-F]{4})")
@@ -91,7 +88,7 @@ def spelled(text: str, language: str) -> str:
         text = _java_unicode(text)
     if language == "c":  # C's first steps: a backslash before a line break joins the lines
         text = re.sub(r"\\\r?\n", "", text)
-    if language not in LEXERS:
+    if language not in LEXED:
         return text
     parts = [(kind, _DECODERS[language](kind, part)) for kind, part in regions(text, language)]
     if language == "java":  # Groovy's quoted member name (`System."exit"(0)`) is the name
@@ -103,6 +100,8 @@ def spelled(text: str, language: str) -> str:
 def regions(text: str, language: str) -> list:
     """(kind, text) of `text` in order: `code`, `comment`, or a literal's kind (`string`, `raw`, `char`,
     `template`, `regex`, Rust's `lifetime`, a backticked `name`), as `language`'s lexer splits it."""
+    if language == "js":
+        return scanners.js_regions(text)
     lexer = LEXERS[language]
     found, pos = [], 0
     while pos < len(text):
@@ -111,8 +110,8 @@ def regions(text: str, language: str) -> list:
             break
         kind = m.lastgroup if m.lastgroup != "hashes" else "raw"
         start, end = m.start(), m.end()
-        if kind == "slash":
-            kind, end = _slash(text, start)
+        if language == "java" and kind == "string" and text[start] == '"':  # a template's ${...} is code
+            end = scanners.jvm_string_end(text, start, '"""' if text.startswith('"""', start) else '"')
         if start > pos:
             found.append(("code", text[pos:start]))
         found.append((kind, text[start:end]))
@@ -122,26 +121,12 @@ def regions(text: str, language: str) -> list:
     return found
 
 
-def _slash(text: str, start: int) -> tuple:
-    """(kind, end) of the part a JavaScript `/` (not a comment's) begins: a regular expression literal where a
-    value can begin, or one that holds a comment's marker and no quote after a `)` or a name (a division's
-    operand cannot: `if (x) /[//]/.test(s)`), else a division."""
-    regex = _JS_REGEX.match(text, start)
-    if regex is None:
-        return "code", start + 1
-    body = regex.group(0)
-    if _JS_VALUE_AFTER.search(text[max(0, start - 40):start]) or (
-            ("//" in body[1:] or "/*" in body) and not re.search("['\"`]", body)):
-        return "regex", regex.end()
-    return "code", start + 1
-
-
 def uncommented(text: str, language: str = "") -> str:
     """The text with its comments replaced by a space: those `language`'s lexer sees (not a `//` inside a
     string), or, without a language, the C family's markers anywhere but after a colon or a quote."""
     if language == "python":
         return _python(text, drop_comments=True)
-    if language not in LEXERS:
+    if language not in LEXED:
         return COMMENT.sub(" ", text)
     return "".join(" " if kind == "comment" else part for kind, part in regions(text, language))
 

@@ -82,6 +82,22 @@ CASES = {  # (rules, file, start, the agent's version): what the screens refuse,
     "JavaScript: a // inside a string before the exit": js('const s = "a//"; process . exit(0);\n'),
     "JavaScript: a regular expression holding // after a condition":
         js("if (a) /[//]/.test(s); process . exit(0);\n"),
+    "JavaScript: a comment's opener inside a nested template": js("const s = `${`/*`}`;\nprocess.exit(0);\nconst t = `*/`;\n"),
+    "JavaScript: a line comment's opener inside a nested template": js("const s = `${`//`}`; process.exit(0);\n"),
+    "JavaScript: a regular expression's class holding a quote and an opener":
+        js('if (ok) /["/*]/.test(s);\nprocess.exit(0);\n// */\n'),
+    "JavaScript: a regular expression after a block": js('function g() {}\n/"\\/*/.test(s); process.exit(0); "*/"\n'),
+    "JavaScript: a regular expression after a class body": js('class X {}\n/"\\/*/.test(s); process.exit(0); //"*/\n'),
+    "JavaScript: an opener in JSX text": js("const el = <p>/*</p>;\nprocess.exit(0);\nconst e2 = <p>*/</p>;\n"),
+    "JavaScript: an opener in JSX text on a line of its own":
+        js("const el = (\n  <p>\n    /*\n  </p>\n);\nprocess.exit(0);\nconst e2 = <p>*/</p>;\n"),
+    "JavaScript: quotes inside templates around the exit": js("const a = `'`; process.exit(0); const b = `'`;\n"),
+    "Kotlin: an opener inside a template's string": (JAVA, "src/main/kotlin/Calc.kt", "fun f() = 1\n",
+                                                    'fun f() = 1\nval s = "${"/*"}"\nfun g() { System.exit(0) }\n'
+                                                    'val t = "*/"\n'),
+    "Scala: an opener inside an interpolation": (JAVA, "src/main/scala/Calc.scala", "object Calc\n",
+                                                'object Calc\nobject G { val s = s"${"/*"}"; System.exit(0); '
+                                                'val t = "*/" }\n'),
     "Python: a compatibility character in a name": py("import sys\nsys.stdout.\uff57rite('x')\n"),
     "Python: a module by a compatibility character": py("import \uff42ase64\n"),
     "Python: a line continuation": py("import sys\nsys.stdout.\\\nwrite('x')\n"),
@@ -108,6 +124,12 @@ TAKEN = {  # honest code whose literals or comments hold what a careless decoder
     "Rust: a raw identifier of an ordinary name": rust("let r#type = 1;"),
     "JavaScript: a regular expression holding //": js("const u = /^https?:\\/\\//.test(s);\n"),
     "JavaScript: escapes in strings": js("const s = '\\u00e9\\x41\\n' + \"\\\\u0041\";\n"),
+    "JavaScript: a division, then a comment": js("const x = a / b; // process the items\n"),
+    "JavaScript: JSX with code and a comment after it":
+        js('const el = <div className="a">{xs.map(i => <p key={i}>{i}</p>)}</div>; // process them\n'),
+    "JavaScript: a TypeScript type parameter, then a comment": js("const g = <T,>(x) => x; // process it\n"),
+    "JavaScript: an object's member divided, then a comment": js("const r = {a: 1}.a / 2; // process it\n"),
+    "JavaScript: a template holding a string with an opener": js('const s = `${"/*"}`; // process it\n'),
     "Python: compatibility characters in a string and a comment":
         py("S = '\uff45\uff58\uff45\uff43'  # \uff50ytest\n"),
     "Go: a raw string with quotes": (GO, "calc/f.go", GO_START, GO_START + 'var s = `a "// b`\n'),
@@ -169,3 +191,24 @@ def test_comments_are_those_the_lexer_sees() -> None:
     assert spelling.squeezed(java, "java") == 'String s="a//";System.exit(0);'
     assert spelling.squeezed("x = /[//]/; y = a / b; // gone", "js") == "x=/[//]/;y=a/b;"
     assert spelling.squeezed("x = 1 // 2  # gone\n", "python") == "x=1//2"
+
+
+def test_the_lexers_regions_follow_the_languages_grammar() -> None:
+    def kinds(text: str, language: str) -> list:
+        return [(kind, part) for kind, part in spelling.regions(text, language) if kind != "code"]
+
+    assert kinds("a = b / c; // d", "js") == [("comment", "// d")]  # a division
+    assert kinds("if (a) /x/.test(s) // d", "js") == [("regex", "/x/"), ("comment", "// d")]
+    assert kinds("f(a) / 2 /* d */", "js") == [("comment", "/* d */")]  # a call's value divided
+    assert kinds("function f() {}\n/x/g.test(s)", "js") == [("regex", "/x/g")]  # after a block
+    assert kinds("x = {a: 1} / 2", "js") == []  # after an object: a division
+    assert kinds("x.return / 2 // d", "js") == [("comment", "// d")]  # a keyword as a member is a name
+    assert kinds("return /[/*]/.test(s)", "js") == [("regex", "/[/*]/")]
+    assert kinds("s = `a${ {b: `/*`}.b }c` // d", "js") == [("template", "`a${ {b: `/*`}.b }c`"),
+                                                            ("comment", "// d")]
+    assert kinds("x = <a href='/*'>{/* c */}</a> // d", "js") == [("jsx", "x = <a href='/*'>{/* c */}</a>"[4:]),
+                                                                 ("comment", "// d")]
+    assert kinds("x = a < b // d", "js") == [("comment", "// d")]  # a comparison
+    assert kinds("s = `open ${", "js") == [("template", "`open ${")]  # unterminated: a literal to the end
+    assert kinds('val s = "${"/*"}" // d', "java") == [("string", '"${"/*"}"'), ("comment", "// d")]
+    assert kinds('String s = "${user.home}"; // d', "java") == [("string", '"${user.home}"'), ("comment", "// d")]
