@@ -38,9 +38,11 @@ MATCHER_FIXTURE = "node_jest"
 """The fixture tests/adversarial/test_matcher_cheat.py makes its task of (jest's expect and its matchers)."""
 DOCTEST_FIXTURE = "python_doctests"
 """The fixture tests/adversarial/test_doc_test_cheat.py makes its Python task of (tests that are all doctests)."""
-TASKED = frozenset(FIXTURES.values()) | {MATCHER_FIXTURE, DOCTEST_FIXTURE}
-"""Fixtures the run makes tasks of (the cheating agents' languages, the matcher and doc-test cheats'): their
-`env()` is their task build's environment (a one-commit copy of the same files), so one build serves both."""
+SELECTING_FIXTURES = ("node_jest", "node_vitest")
+"""The fixtures tests/autoinstall/test_tasks_node_select.py makes tasks of (jest's and vitest's selection)."""
+TASKED = frozenset(FIXTURES.values()) | {MATCHER_FIXTURE, DOCTEST_FIXTURE, *SELECTING_FIXTURES}
+"""Fixtures the run makes tasks of (the cheating agents' languages; the matcher, doc-test and selection tests'):
+their `env()` is their task build's environment (a one-commit copy of the same files): one build serves both."""
 T = TypeVar("T")
 
 

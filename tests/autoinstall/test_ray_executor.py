@@ -1,6 +1,6 @@
 """`batch --executor ray`: builds as Ray tasks on one local Ray instance (2 CPUs, a `docker` resource of 2),
 first with the fake build (fast), then real builds of two fixture repositories pushed to a registry on
-loopback, and to one that refuses the push."""
+loopback that refuses the push (the builds kept, verified), then retried against one that takes them."""
 from __future__ import annotations
 
 import _thread
@@ -170,11 +170,25 @@ def batch_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_real_builds_are_verified_and_pushed(ray_instance: ModuleType, base_image: str, registry: str,
-                                            batch_file: Path, tmp_path: Path) -> None:
-    code, results = run_cli(batch_file, tmp_path / "cat", "--registry", registry)
+def test_a_refused_push_keeps_the_build_and_a_retry_pushes_it(ray_instance: ModuleType, base_image: str, registry: str,
+                                          batch_file: Path, tmp_path: Path) -> None:
+    catalog = Catalog(tmp_path / "cat")
+    with running_registry(tmp_path / "readonly", readonly=True) as readonly:
+        code, results = run_cli(batch_file, tmp_path / "cat", "--registry", readonly)
+    assert code == 1
+    assert [(r.outcome, r.failure_class) for r in results] == [("failed", "infrastructure")] * 2
+    for result in results:
+        record = catalog.get(result.id or "")
+        assert record.failure_message.startswith("verified, but the image was not pushed")
+        assert f"to {readonly}" in record.failure_message and "not read-only" in record.failure_message
+        assert record.image and not record.image.startswith(readonly) and image_labels(record.image)
+        spec = catalog.get_spec(record.id)  # the verification and logs are kept
+        assert spec and spec.verification and spec.verification.verified and record.tests_passed > 0
+        assert Path(record.env_dir, "Dockerfile").is_file() and any(Path(record.env_dir).glob("logs/*.log"))
+    # retried against a registry that takes them: verified, pushed, and pulled back by a node without them
+    code, results = run_cli(batch_file, tmp_path / "cat", "--registry", registry, "--retry-failed")
     assert code == 0, results
-    records = [Catalog(tmp_path / "cat").get(r.id or "") for r in results]
+    records = [catalog.get(r.id or "") for r in results]
     try:
         assert [r.status for r in records] == ["verified", "verified"]
         pushed = registry_get(registry, "/v2/_catalog")["repositories"]
@@ -190,35 +204,9 @@ def test_real_builds_are_verified_and_pushed(ray_instance: ModuleType, base_imag
             env_dir = Path(record.env_dir)
             assert {"spec.json", "Dockerfile"} <= {p.name for p in env_dir.iterdir()}
             assert any(env_dir.glob("logs/*-install.log"))
-            spec = Catalog(tmp_path / "cat").get_spec(record.id)
+            spec = catalog.get_spec(record.id)
             assert spec and spec.image == image and spec.verification and spec.verification.verified
     finally:
         for record in records:
             if record.image and record.image.startswith(registry):
                 remove_image(record.image)
-
-
-def test_a_registry_that_refuses_the_push(ray_instance: ModuleType, base_image: str, registry: str,
-                                          batch_file: Path, tmp_path: Path) -> None:
-    catalog = Catalog(tmp_path / "cat")
-    with running_registry(tmp_path / "readonly", readonly=True) as readonly:
-        code, results = run_cli(batch_file, tmp_path / "cat", "--registry", readonly)
-    assert code == 1
-    assert [(r.outcome, r.failure_class) for r in results] == [("failed", "infrastructure")] * 2
-    for result in results:
-        record = catalog.get(result.id or "")
-        assert record.failure_message.startswith("verified, but the image was not pushed")
-        assert f"to {readonly}" in record.failure_message and "not read-only" in record.failure_message
-        assert record.image and not record.image.startswith(readonly) and image_labels(record.image)
-        spec = catalog.get_spec(record.id)  # the verification and logs are kept
-        assert spec and spec.verification and spec.verification.verified and record.tests_passed > 0
-        assert Path(record.env_dir, "Dockerfile").is_file() and any(Path(record.env_dir).glob("logs/*.log"))
-    code, results = run_cli(batch_file, tmp_path / "cat", "--registry", registry, "--retry-failed")
-    images = [catalog.get(r.id or "").image or "" for r in results]
-    try:
-        assert code == 0 and [r.outcome for r in results] == ["verified", "verified"]
-        assert all(image.startswith(registry) for image in images)
-    finally:
-        for image in images:
-            if image.startswith(registry):
-                remove_image(image)

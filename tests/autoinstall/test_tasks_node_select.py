@@ -29,11 +29,11 @@ from envs.grading.kit.parsers.node import parse_node_output
 from envs.runtime import Environment, RuntimeSpec
 from envs.task import Task
 from tests.adversarial.surfaces import GOLD, GOLD_IN_CONTAINER, NOP, LanguageTask
-from tests.builds import Builds
+from tests.builds import SELECTING_FIXTURES, Builds
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-RUNNERS = {"node_jest": "jest", "node_vitest": "vitest"}
+RUNNERS = dict(zip(SELECTING_FIXTURES, ("jest", "vitest"), strict=True))
 
 
 @dataclass
