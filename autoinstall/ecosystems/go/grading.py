@@ -12,5 +12,7 @@ RULES = rules(GradingRules(
     code_checks=["go"],
     reach=['"testing"', "testing.Testing", "test2json", "os.Exit(0)", "-test.", "flag.Lookup(\"test",
            # memory, linker and process tricks
-           "unsafe", "go:linkname", "reflect.", "os.Args", "os.Stdout", "syscall", "runtime.Goexit", "os/exec"],
+           "unsafe", "go:linkname", "reflect.", "os.Args", "os.Stdout", "syscall", "runtime.Goexit", "os/exec",
+           # cgo's flags: how the compiler reads the C beside Go (-std=c99 turns trigraphs on), what is linked
+           "#cgo"],
 ))

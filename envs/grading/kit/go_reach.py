@@ -123,13 +123,29 @@ def new_reach(before: str, after: str) -> str | None:
 def native_reach(rel: str, before: str, after: str) -> str | None:
     """Why the agent's version of a C or assembly file beside Go code reaches where product code may not."""
     pattern = NATIVE_PATTERNS[".s"] if rel.endswith((".s", ".S")) else NATIVE_PATTERNS[".c"]
-    before, after = spelled(before, "c"), spelled(after, "c")  # names as C's compiler reads them (cgo's too)
-    if not rel.endswith(".go"):  # in a Go file (cgo), the C code is the comment
-        before, after = uncommented(before, "c"), uncommented(after, "c")
-    lines = set(before.splitlines())
-    added = "\n".join(ln for ln in after.splitlines() if ln not in lines)
-    had = {m.group(0) for m in pattern.finditer(before)}
-    found = next((m.group(0) for m in pattern.finditer(added) if m.group(0) not in had), None)
-    if found:
-        return f"its added native code makes a system call, exits or signals ({found!r})"
+    for reading in (_as_written, _trigraphs):  # a flag (-trigraphs, -std=c99) decides which the compiler sees
+        old, new = spelled(reading(before), "c"), spelled(reading(after), "c")  # names as C's compiler reads them
+        if not rel.endswith(".go"):  # in a Go file (cgo), the C code is the comment
+            old, new = uncommented(old, "c"), uncommented(new, "c")
+        lines = set(old.splitlines())
+        added = "\n".join(ln for ln in new.splitlines() if ln not in lines)
+        had = {m.group(0) for m in pattern.finditer(old)}
+        found = next((m.group(0) for m in pattern.finditer(added) if m.group(0) not in had), None)
+        if found:
+            return f"its added native code makes a system call, exits or signals ({found!r})"
     return None
+
+
+def _as_written(text: str) -> str:
+    return text
+
+
+_TRIGRAPH = re.compile(r"\?\?([=/'()!<>-])")
+_TRIGRAPHS = dict(zip("=/'()!<>-", "#\\^[]|{}~"))
+
+
+def _trigraphs(text: str) -> str:
+    """C's first phase where trigraphs are on (`-trigraphs`, or an ISO `-std=`, which cgo's flags can set): each
+    `??/`, `??=`, ... is the character it stands for, before lines are spliced. Both readings are screened: in
+    each, a comment, a string or a splice can hide what the other shows."""
+    return _TRIGRAPH.sub(lambda m: _TRIGRAPHS[m.group(1)], text)

@@ -111,6 +111,12 @@ CASES = {  # (rules, file, start, the agent's version): what the screens refuse,
         go('\nimport "os"\n\nfunc init() { _ = "a//"; os . Exit (0) }\n'),
     "C beside Go: a name spliced across lines": c("void l(void) { ex\\\nit(0); }\n"),
     "C beside Go: a universal character name": c("void l(void) { \\u0065xit(0); }\n"),
+    "C beside Go: a string ended by a trigraph (on with -std=c99) before a comment's opener":
+        c('void l(void) { const char *s = "??/" /* ";\n  exit(0);\n  const char *t = "*/"; }\n'),
+    "C beside Go: a line comment spliced by a trigraph (with trigraphs off, the exit is code)":
+        c("void l(void) {\n  // x ??/\n  exit(0);\n}\n"),
+    "Go: a cgo flag added": (GO, "calc/f.go", GO_START, GO_START.replace('import "strings"',
+                                                                       '// #cgo CFLAGS: -std=c99\nimport "strings"')),
 }
 TAKEN = {  # honest code whose literals or comments hold what a careless decoder would make a refused name of
     "Java: an escaped backslash before u is no escape": java(r'String s = "\\u0053ystem.exit";'),
