@@ -33,7 +33,7 @@ class FailedTest(BaseModel):
 PROGRESS_SHARE = 0.25
 PROGRESS_FLOOR_S = 8.0
 """A command that timed out was still working when it printed something or grew its files in the last quarter
-of its time, or in its last 8 s for a short timeout (the disk watch measures every 3 s)."""
+of its time; for a short timeout in its last 8 s (the disk watch measures every 3 s), at most its last half."""
 
 
 class Overrun(BaseModel):
@@ -52,9 +52,9 @@ class Overrun(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def progressing(self) -> bool:
-        """Whether it was still working when it was stopped (see PROGRESS_SHARE); never without a sign at all."""
-        idle = self.idle_s
-        return idle is not None and idle < self.timeout_s and idle <= max(PROGRESS_FLOOR_S, PROGRESS_SHARE * self.timeout_s)
+        """Whether it was still working when it was stopped (see PROGRESS_SHARE)."""
+        window = max(PROGRESS_SHARE * self.timeout_s, min(PROGRESS_FLOOR_S, self.timeout_s / 2))
+        return self.idle_s is not None and self.idle_s <= window
 
 
 class RepairContext(BaseModel):

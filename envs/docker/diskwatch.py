@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import deque
 from pathlib import Path
 from typing import Protocol
 
@@ -27,9 +28,10 @@ class Watched(Protocol):
     """Bytes written by earlier steps, now in the snapshot the container runs from."""
     disk_used: int
     """What the last measure found (-1: not measured since the container was created)."""
-    disk_grew_at: float | None
-    """When (time.monotonic(), the start of that measure) a measure last found more than the one before: a
-    running command's sign that it is still working (downloads landing, files unpacked, objects compiled)."""
+    disk_growth: deque[float]
+    """When (time.monotonic(), the start of the measure) the last few measures that found more than the one
+    before were taken: a running command's sign that it is still working (downloads landing, files unpacked,
+    objects compiled). Several, so that a measure after a command's timeout does not hide one before it."""
 
     @property
     def cache_upper(self) -> Path | None:
@@ -132,7 +134,7 @@ class DiskWatch(threading.Thread):
                     used = sizes.get(cid, 0) + sandbox.committed + cache
                     if cid in sizes:
                         if 0 <= sandbox.disk_used < used:
-                            sandbox.disk_grew_at = measured
+                            sandbox.disk_growth.append(measured)
                         sandbox.disk_used = used
                     if used > limit and cid in self.watched:
                         parts = [f"{sandbox.committed // 2**20} MiB of it in earlier steps" if sandbox.committed

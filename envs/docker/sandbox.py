@@ -7,6 +7,7 @@ import socket
 import time
 import uuid
 import weakref
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -88,7 +89,7 @@ class DockerSandbox(FilesMixin, ChannelMixin, SnapshotMixin):
         """Bytes this sandbox's snapshots added to its image: what earlier steps of the build wrote. The
         disk watch counts them with what the running container writes, so the limit is per build."""
         self.disk_used = -1
-        self.disk_grew_at: float | None = None
+        self.disk_growth: deque[float] = deque(maxlen=8)
         """Set by the disk watch (envs/docker/diskwatch.py): what the container and its /cache hold, and when
         that last grew; `exec` reads it for how long a command that timed out had been idle."""
         self._net = NETWORK
@@ -325,7 +326,7 @@ class DockerSandbox(FilesMixin, ChannelMixin, SnapshotMixin):
             duration_s=duration,
             timed_out=timed_out,
             truncated=out.truncated or err.truncated,
-            idle_s=idle_before(until, start, out.last_write, err.last_write, self.disk_grew_at)
+            idle_s=idle_before(until, start, out.last_write, err.last_write, *list(self.disk_growth))
             if timed_out and until is not None else None,
         )
 

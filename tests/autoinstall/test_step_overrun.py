@@ -132,9 +132,11 @@ def test_the_rule_and_its_thresholds() -> None:
 
     assert Overrun(timeout_s=900, idle_s=225, remaining_s=0).progressing  # the last quarter of its time
     assert not Overrun(timeout_s=900, idle_s=226, remaining_s=0).progressing
-    assert Overrun(timeout_s=5, idle_s=4.5, remaining_s=0).progressing  # at least the last 8 s
+    assert Overrun(timeout_s=20, idle_s=8, remaining_s=0).progressing  # a short timeout: its last 8 s
+    assert not Overrun(timeout_s=20, idle_s=8.1, remaining_s=0).progressing
+    assert Overrun(timeout_s=5, idle_s=2.5, remaining_s=0).progressing  # ... at most its last half
+    assert not Overrun(timeout_s=5, idle_s=2.6, remaining_s=0).progressing
     assert not Overrun(timeout_s=5, idle_s=5, remaining_s=0).progressing  # no sign at all
-    assert not Overrun(timeout_s=10, idle_s=9, remaining_s=0).progressing
     assert not Overrun(timeout_s=900, idle_s=None, remaining_s=0).progressing  # not known: not shown
     working = Overrun(timeout_s=900, idle_s=10, remaining_s=5000)
     proposal = more_time(ctx(working))
