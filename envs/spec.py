@@ -44,6 +44,8 @@ class Step(BaseModel):
     kind: StepKind = "other"
     evidence: list[Evidence] = Field(default_factory=list)
     timeout_s: float = 900.0
+    """Seconds it may run (within Budgets.step_timeout_s); in a spec's `steps`, the seconds it ran with (more
+    when a `more_time` repair gave it more). The replay Dockerfile runs it without a timeout."""
 
 
 class Check(BaseModel):

@@ -57,8 +57,10 @@ def why_it_stopped(overrun: Overrun) -> str:
     time left, and the options that give it more."""
     t = f"{overrun.timeout_s:.0f} s"
     if overrun.retried:
-        return (f"it ran out of time again on its one more run ({t}), still working; give it more time with "
-                f"{HOW}")
+        how = ("still working" if overrun.progressing else
+               "with no output and no files written in its last "
+               f"{overrun.idle_s if overrun.idle_s is not None else overrun.timeout_s:.0f} s")
+        return f"it ran out of time again on its one more run ({t}), {how}; give it more time with {HOW}"
     if overrun.idle_s is None:
         return (f"it ran out of its {t} and the sandbox cannot tell whether it was still working; if it is only "
                 f"slow, give it more time with {HOW}")

@@ -206,8 +206,8 @@ class Installer:
                 return failure
             step = queue[0]
             result, entry = self._run(step.command, "install", timeout := self.overtime.time_for(step))
-            if result.ok:
-                self.result.steps.append(queue.pop(0))
+            if result.ok:  # recorded with the time it ran with
+                self.result.steps.append(queue.pop(0).model_copy(update={"timeout_s": timeout}))
                 self._snapshot(f"step-{len(self.result.steps)}")
                 continue
             overrun = self.overtime.overrun(step, timeout, result, time.monotonic() - self.started)

@@ -35,7 +35,7 @@ class Overtime:
               repairs: list[Repair], report: Callable[[str, str], None]) -> Repair | None:
         """`repair` as the loop applies it. A `more_time` one, whoever proposed it, is granted only to a step
         that ran out of time while still working, once, within what the build has left: its `step` becomes
-        the failing step with the seconds granted (run as a `replace`, recorded with the time it ran with);
+        the failing step with the seconds granted (run as a `replace`);
         refused, it is taken back from the record (not applied, not counted) and None is returned."""
         if repair is None or repair.kind != "more_time":
             return repair

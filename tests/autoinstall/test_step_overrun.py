@@ -58,7 +58,8 @@ def test_a_step_still_working_at_its_timeout_runs_once_more_with_twice_the_time_
     restores = [c.args["snapshot_id"] for c in box.calls if c.method == "restore"]
     assert restores == [result.snapshots[1]]  # back to the snapshot after step 1 ("source", "step-1", ...)
     assert [r.kind for r in result.repairs] == ["more_time"] and result.repairs[0].timeout_s == 600
-    assert result.steps[-1].command == SLOW and result.steps[-1].timeout_s == 600  # recorded with what it ran with
+    assert [(s.command, s.timeout_s) for s in result.steps] == [("pip install build-helper", 300), (SLOW, 600)]
+    # every step recorded with what it ran with: the per-step budget's 300 s, and the more time granted
     first = next(e for e in result.log if e.command == SLOW)
     assert first.timed_out and first.idle_s == 1.0 and first.repair is not None and first.repair.kind == "more_time"
     said = next(text for event, text in events if event == "repair")
@@ -83,6 +84,10 @@ def test_no_second_run_with_more_time() -> None:
     assert slow_timeouts(box) == [300, 600]
     assert result.failure is not None and [r.kind for r in result.repairs] == ["more_time"]
     assert "ran out of time again on its one more run (600 s), still working" in result.failure.message
+    quiet, _, _ = build([ran_out(idle_s=0.5, timeout=300), ran_out(idle_s=590, timeout=600)], step_timeout_s=300,
+                        wall_s=3600)
+    assert quiet.failure is not None
+    assert "one more run (600 s), with no output and no files written in its last 590 s" in quiet.failure.message
 
 
 def test_the_one_more_run_never_goes_past_the_builds_time_budget() -> None:
