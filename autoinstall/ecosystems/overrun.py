@@ -6,8 +6,8 @@ files growing, /cache included, in the last quarter of its time), never the comm
 large graph starved of CPU, a Maven reactor under load, a compile printing a line per module all qualify; a
 download that never answers, a prompt waiting on stdin, a deadlock do not. The one more run starts from the
 last snapshot, as every repair does; the package cache under /cache is the sandbox's own volume, kept across
-that rollback, so what the first run downloaded there is not fetched again (Maven's ~/.m2 and Go's module cache
-live in the image, and are).
+that rollback, so what the first run downloaded there is not fetched again (Maven's ~/.m2, Go's caches,
+node_modules and build output live in the image, and are fetched or built again).
 """
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ HOW = "--step-timeout SECONDS (and --time-budget SECONDS, the whole build's)"
 
 
 def granted(overrun: Overrun, asked: float | None = None) -> float | None:
-    """The seconds the one more run gets (`asked`, else twice the first's; never less than the first's, never
-    more than the build has left), or None when it gets none: it was not working, it had its one more run, or
-    too little time is left."""
+    """The seconds the one more run gets (`asked`, else twice the first's; no less than the first's unless the
+    build has less left, never more than it has left), or None when it gets none: it was not working, it had its
+    one more run, or less than half the first's time is left."""
     if not overrun.progressing or overrun.retried:
         return None
     seconds = min(max(asked or MORE * overrun.timeout_s, overrun.timeout_s), overrun.remaining_s)
