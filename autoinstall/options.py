@@ -24,7 +24,8 @@ class Budgets(BaseModel):
     wall_s: float = 1800.0
     """Seconds of install and repair."""
     step_timeout_s: float = 900.0
-    """Seconds one install command may run."""
+    """Seconds one install command may run (one still working at the end runs once more with up to twice this,
+    within what `wall_s` has left: autoinstall/ecosystems/overrun.py)."""
     test_timeout_s: float = 900.0
     """Seconds one run of the test suite may take."""
     per_test_timeout_s: float = 120.0

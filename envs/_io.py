@@ -20,17 +20,26 @@ STDOUT, STDERR = 1, 2
 
 
 class CappedOutput:
-    """Keeps the first and last `cap // 2` bytes of a stream and counts what falls in between."""
+    """Keeps the first and last `cap // 2` bytes of a stream and counts what falls in between, and when the last
+    chunk before `until` (a time.monotonic() instant: a command's timeout) came."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, until: float | None = None) -> None:
         self.tail_cap = max(cap // 2, 0)
         self.head_cap = max(cap - self.tail_cap, 0)
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
+        self.until = until
+        self.last_write: float | None = None
+        """When the last non-empty chunk before `until` arrived: what a killed command printed on its way out
+        (after its timeout) does not count as it still working."""
 
     def write(self, data: bytes) -> None:
         """Append a chunk, dropping the middle once past the cap."""
+        if data:
+            now = time.monotonic()
+            if self.until is None or now < self.until:
+                self.last_write = now
         self.total += len(data)
         room = self.head_cap - len(self.head)
         if room > 0:
@@ -116,6 +125,13 @@ class SocketStream:
             with contextlib.suppress(OSError):
                 self._sock.shutdown(socket.SHUT_RDWR)
             self._sock.close()
+
+
+def idle_before(deadline: float, start: float, *signs: float | None) -> float:
+    """Seconds between the last sign of work (`signs`: instants, None for none; those outside [start, deadline]
+    ignored) and `deadline`; the whole time from `start` when there was none."""
+    seen = [t for t in signs if t is not None and start <= t <= deadline]
+    return round(deadline - max(seen, default=start), 3)
 
 
 def pump(sock: socket.socket, prefix: bytes, sinks: dict[int, CappedOutput], deadline: float | None) -> bool:

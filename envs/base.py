@@ -35,6 +35,10 @@ class ExecResult(BaseModel):
     timed_out: bool = False
     truncated: bool = False
     """True when stdout or stderr went past the output cap and the middle was dropped."""
+    idle_s: float | None = None
+    """For a command that timed out: how long before its timeout it last showed it was working (printed
+    something, or, in a Docker sandbox, grew its files by the disk watch's measure, /cache included); the
+    whole timeout when it never did. None when the sandbox cannot tell (or the command did not time out)."""
 
     @property
     def ok(self) -> bool:

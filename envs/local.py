@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Self
 
-from envs._io import CappedOutput
+from envs._io import CappedOutput, idle_before
 from envs.base import DEFAULT_OUTPUT_CAP, REPORT_CAP_BYTES, ExecResult, SandboxSpec
 from envs.errors import EnvError, EnvNotStartedError
 
@@ -167,7 +167,8 @@ class LocalSandbox:
             workdir = self._path(cwd or ".")
             code = -1 if not workdir.is_dir() else 127 if isinstance(e, FileNotFoundError) else 126
             return ExecResult(exit_code=code, stderr=f"could not start {cmd!r}: {e}", duration_s=0.0)
-        out, err = CappedOutput(output_cap), CappedOutput(output_cap)
+        until = None if timeout is None else start + timeout
+        out, err = CappedOutput(output_cap, until), CappedOutput(output_cap, until)
         timed_out = _collect(proc, {proc.stdout: out, proc.stderr: err}, start, timeout)
         code = proc.wait()
         return ExecResult(
@@ -177,6 +178,7 @@ class LocalSandbox:
             duration_s=time.monotonic() - start,
             timed_out=timed_out,
             truncated=out.truncated or err.truncated,
+            idle_s=idle_before(until, start, out.last_write, err.last_write) if timed_out and until else None,
         )
 
     def open_stream(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> PipeStream:

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from envs.source_record import SourceRecord
 from envs.toolchain_record import ToolchainRecord
 
 # -- the plan ---------------------------------------------------------------------------------------------
@@ -43,6 +44,8 @@ class Step(BaseModel):
     kind: StepKind = "other"
     evidence: list[Evidence] = Field(default_factory=list)
     timeout_s: float = 900.0
+    """Seconds it may run (within Budgets.step_timeout_s); in a spec's `steps`, the seconds it ran with (more
+    when a `more_time` repair gave it more). The replay Dockerfile runs it without a timeout."""
 
 
 class Check(BaseModel):
@@ -264,12 +267,12 @@ class Diagnosis(BaseModel):
 
 
 RepairKind = Literal["insert_before", "replace", "set_env", "switch_python", "stub_distribution",
-                     "deselect", "skip", "test_args", "test_command", "give_up"]
+                     "deselect", "skip", "test_args", "test_command", "more_time", "give_up"]
 
 
 class Repair(BaseModel):
-    """One fix. `insert_before` runs `step` then retries the failing command; `replace` swaps it;
-    `skip` drops an auxiliary step (never the project install) and goes on without it."""
+    """One fix. `insert_before` runs `step` then retries the failing command; `replace` swaps it; `skip` drops
+    an auxiliary step (never the project install); `more_time` runs a timed-out step again with `timeout_s`."""
 
     kind: RepairKind
     reason: str
@@ -286,6 +289,9 @@ class Repair(BaseModel):
     """For test_args: options appended to the test command (e.g. warning filters)."""
     test_command: str | None = None
     """For test_command: the whole new test command (e.g. the old one behind the services' start script)."""
+    timeout_s: float | None = None
+    """For more_time: the seconds asked for the step's one more run (the install loop grants at most what the
+    build's time budget has left; the step is recorded with what it got)."""
     left_out: list[Deselection] = Field(default_factory=list)
     """Left out of the suite with this repair, whatever its kind, each counted against the cap (a reactor
     module whose build cannot complete here, with the tests it holds). Only the embedded rules set it."""
@@ -326,6 +332,9 @@ class StepLog(BaseModel):
     exit_code: int
     duration_s: float
     timed_out: bool = False
+    idle_s: float | None = None
+    """For a command that timed out: how long before its timeout it last printed something or grew its files
+    (ExecResult.idle_s); None when not known."""
     log_file: str = ""
     """Path of the full output, relative to the environment's directory."""
     network: bool | None = None
@@ -341,29 +350,6 @@ class Timings(BaseModel):
     install_s: float = 0.0
     verify_s: float = 0.0
     total_s: float = 0.0
-
-
-class SourceRecord(BaseModel):
-    """Where the code came from."""
-
-    repo: str
-    name: str
-    commit: str | None = None
-    commit_date: str | None = None
-    is_dirty: bool = False
-    """A local work tree with uncommitted changes: the checkout is not exactly `commit`."""
-    content_digest: str | None = None
-    """sha256 of the checkout's files (set when there is no clean commit to name it by)."""
-    notes: list[str] = Field(default_factory=list)
-    """What the checkout left out and why: links to outside it, FIFOs and devices, parts of `.git` not followed."""
-
-    @property
-    def revision(self) -> str:
-        """What names this version of the code: the commit, or a content digest for plain/dirty dirs."""
-        if self.commit and not self.is_dirty:
-            return self.commit[:12]
-        digest = (self.content_digest or "unknown")[:12]
-        return f"{self.commit[:7]}-dirty-{digest[:8]}" if self.commit else f"dir-{digest}"
 
 
 class EnvSpec(BaseModel):

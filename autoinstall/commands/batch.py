@@ -19,6 +19,7 @@ from autoinstall.commands.options import (
     MaxDeselected,
     Model,
     Threshold,
+    StepTimeout,
     TimeBudget,
 )
 from autoinstall.commands.output import err, out
@@ -66,6 +67,7 @@ def batch_cmd(
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Build failed entries again.")
                             ] = BATCH.retry_failed,
     time_budget: TimeBudget = BUDGETS.wall_s,
+    step_timeout: StepTimeout = BUDGETS.step_timeout_s,
     threshold: Threshold = BUILD.threshold,
     max_deselected: MaxDeselected = BUILD.max_deselected,
     model: Model = BUILD.model,
@@ -91,7 +93,7 @@ def batch_cmd(
     from autoinstall.commands.batch_display import LiveDisplay, print_summary
     from autoinstall.options import Budgets, BuildOptions
 
-    build_options = BuildOptions(model=model, base_url=base_url, budgets=Budgets(wall_s=time_budget),
+    build_options = BuildOptions(model=model, base_url=base_url, budgets=Budgets(wall_s=time_budget, step_timeout_s=step_timeout),
                                  threshold=threshold, max_deselected=max_deselected)
     check_build_options(build_options)  # not one record of a model that is not there
     entries, errors = read_batch_file(file)

@@ -70,3 +70,7 @@ LatestDeps = Annotated[bool, typer.Option(
          "always today's).")]
 TimeBudget = Annotated[float, typer.Option(
     "--time-budget", min=1.0, help="Seconds of install+repair per repository.", rich_help_panel=ADVANCED)]
+StepTimeout = Annotated[float, typer.Option(
+    "--step-timeout", min=1.0, rich_help_panel=ADVANCED,
+    help="Seconds per install command (one still working at its end runs once more with up to twice this, "
+         "within --time-budget).")]

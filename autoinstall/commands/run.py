@@ -24,6 +24,7 @@ from autoinstall.commands.options import (
     Repo,
     ForcePython,
     Threshold,
+    StepTimeout,
     TimeBudget,
     Verbose,
 )
@@ -74,8 +75,7 @@ def run_cmd(
     max_repairs: Annotated[int, typer.Option(help="Repairs before giving up.", min=0,
                                              rich_help_panel=ADVANCED)] = BUDGETS.max_repairs,
     wall_s: TimeBudget = BUDGETS.wall_s,
-    step_timeout: Annotated[float, typer.Option(help="Seconds per command.", min=1.0,
-                                                rich_help_panel=ADVANCED)] = BUDGETS.step_timeout_s,
+    step_timeout: StepTimeout = BUDGETS.step_timeout_s,
     catalog: CatalogDir = None,
 ) -> None:
     """Build and verify an environment for REPO (the default command: `autoinstall REPO`).

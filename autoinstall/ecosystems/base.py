@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from envs.base import Sandbox, SandboxFactory
 from envs.grading.policy import GradingRules
@@ -28,6 +28,33 @@ class FailedTest(BaseModel):
 
     test_id: str
     message: str = ""
+
+
+PROGRESS_SHARE = 0.25
+PROGRESS_FLOOR_S = 8.0
+"""A command that timed out was still working when it printed something or grew its files in the last quarter
+of its time; for a short timeout in its last 8 s (the disk watch measures every 3 s), at most its last half."""
+
+
+class Overrun(BaseModel):
+    """An install step stopped at its timeout: the time it had, how long it had been idle, what the build has left."""
+
+    timeout_s: float
+    """The seconds it ran with."""
+    idle_s: float | None = None
+    """How long before the stop it last printed something or grew its files (ExecResult.idle_s); None when the
+    sandbox cannot tell."""
+    remaining_s: float
+    """What the build's time budget (Budgets.wall_s, --time-budget) has left."""
+    retried: bool = False
+    """The step already had its one more run with more time."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def progressing(self) -> bool:
+        """Whether it was still working when it was stopped (see PROGRESS_SHARE)."""
+        window = max(PROGRESS_SHARE * self.timeout_s, min(PROGRESS_FLOOR_S, self.timeout_s / 2))
+        return self.idle_s is not None and self.idle_s <= window
 
 
 class RepairContext(BaseModel):
@@ -49,6 +76,8 @@ class RepairContext(BaseModel):
     """Every test id of the last test run (to tell whole files from single tests)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables already set for every step."""
+    overrun: Overrun | None = None
+    """When the failing install step ran out of time: whether it was still working, and what time is left."""
     repo: Path | None = Field(default=None, exclude=True)
     """The checkout on this machine (read through repofiles, never run), for rules that read its files; not
     shown to chat models."""

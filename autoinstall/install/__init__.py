@@ -1,8 +1,10 @@
 """Stage 4, install: run the plan's steps in a sandbox, diagnose and repair what fails, snapshot what works.
 
-Files: `loop.py` (the Installer: run, snapshot, diagnose, repair, roll back, stubs, within budgets), `result.py`
+Files: `loop.py` (the Installer: run, snapshot, diagnose, repair, roll back, within budgets), `result.py`
 (`InstallResult`, what it produced), `passing.py` (which repairs a suite over the threshold still takes: a system
-package for failures that show one missing).
+package for failures that show one missing), `overtime.py` (a step that ran out of time: the timeout each step
+runs with, and the one more run with more time granted to a step still working), `stubs.py` (stand-ins for
+dependencies no registry has, written into every sandbox).
 """
 from __future__ import annotations
 

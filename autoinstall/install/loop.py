@@ -5,11 +5,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from autoinstall.ecosystems.base import STUB_DIR, Ecosystem, FailedTest, RepairContext
+from autoinstall.ecosystems.base import Ecosystem, FailedTest, Overrun, RepairContext
 from autoinstall.ecosystems.detect import FALLBACK
 from autoinstall.errors import AutoinstallError
+from autoinstall.install.overtime import Overtime, failed
 from autoinstall.install.passing import failures, for_a_passing_suite, worth_asking
 from autoinstall.install.result import InstallResult
+from autoinstall.install.stubs import add_stub, put_stub_wheels
 from autoinstall.options import Budgets
 from autoinstall.plan.agent_tools import tools_in, wants_tools
 from autoinstall.plan.models.chat_client import ModelError
@@ -18,7 +20,7 @@ from autoinstall.verify.leftout import hang_deselections, uncollectable_deselect
 from autoinstall.verify.widen import side_suite, wider_plan
 from envs.base import ExecResult, Layered, Sandbox
 from envs.errors import SandboxLimitError
-from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord, TestRun
+from envs.spec import Check, CheckResult, Deselection, Failure, Plan, Repair, Step, StepLog, TestRun
 from envs.testrun import abilities, collects, run_tests, test_command
 from tools import ToolServerError
 
@@ -58,6 +60,7 @@ class Installer:
         self.last_good: str | None = None
         self.narrow: tuple[Plan, list[Deselection]] | None = None
         """The plan whose side suite passed before the default collection replaced it, and its deselections."""
+        self.overtime = Overtime(self.budgets)
 
     # -- running commands -------------------------------------------------------------------
     def _out_of_budget(self) -> Failure | None:
@@ -82,7 +85,7 @@ class Installer:
         self.report("step", command)
         result = self.sandbox.exec(command, timeout=timeout, env=self.result.env or None)
         entry = self._record(command, phase, result.exit_code, result.duration_s, result.output)
-        entry.timed_out = result.timed_out
+        entry.timed_out, entry.idle_s = result.timed_out, result.idle_s
         self.report("done" if result.ok else "fail", f"{command} ({result.duration_s:.1f}s)")
         return result, entry
 
@@ -104,14 +107,15 @@ class Installer:
         self.result.snapshots.append(snap)
 
     def _ask_model(self, failing: Step, phase: str, result: ExecResult, entry: StepLog,
-                   failed_tests: list[FailedTest] | None = None, test_ids: list[str] | None = None) -> Repair | None:
+                   failed_tests: list[FailedTest] | None = None, test_ids: list[str] | None = None,
+                   overrun: Overrun | None = None) -> Repair | None:
         output = result.output
         entry.diagnosis = self.ecosystem.diagnose(output, timed_out=result.timed_out)
         context = RepairContext(plan=self.plan, failing=failing, phase=phase, output=output[-20000:],  # type: ignore[arg-type]
                                 diagnosis=entry.diagnosis, python=self.result.python,
                                 available_pythons=self.available_pythons, tried=self.result.repairs,
                                 failed_tests=failed_tests or [], test_ids=test_ids or [], env=self.result.env,
-                                repo=self.repo)
+                                repo=self.repo, overrun=overrun)
         try:
             if wants_tools(self.model) and self.sandbox is not None:
                 with tools_in(self.sandbox) as tools:
@@ -146,7 +150,7 @@ class Installer:
             raise _Restart
         elif repair.kind == "stub_distribution":
             try:
-                self._add_stub(repair, output)
+                add_stub(self.sandbox, self.ecosystem, self.result, self.repo, repair, output)
             except AutoinstallError as e:  # the ecosystem cannot stand in for a package (Go modules)
                 raise _ModelFailed(str(e)) from e
         elif repair.kind == "deselect":
@@ -189,27 +193,10 @@ class Installer:
             self.report("fail", f"collection errors not left out: {why_not}")
         return bool(found)
 
-    def _add_stub(self, repair: Repair, output: str) -> None:
-        assert self.sandbox is not None and repair.distribution and repair.import_name
-        name, wheel = self.ecosystem.stub(repair.distribution, repair.import_name, output)
-        self.result.stub_wheels[name] = wheel
-        self.sandbox.write_file(f"{STUB_DIR}/{name}", wheel)
-        self.result.stubs.append(StubRecord(distribution=repair.distribution, import_name=repair.import_name,
-                                            reason=repair.reason))
-        self.result.env.update(self.ecosystem.stub_env)
-        for path in self.ecosystem.stub_users(self.repo, repair.import_name):
-            self.result.deselected.append(Deselection(
-                test=path, reason=f"imports {repair.import_name}, a stub for {repair.distribution}"))
-
-    def _install_stub_wheels(self) -> None:
-        assert self.sandbox is not None
-        for name, wheel in self.result.stub_wheels.items():
-            self.sandbox.write_file(f"{STUB_DIR}/{name}", wheel)
-
     def _restore(self) -> None:
         assert self.sandbox is not None and self.last_good is not None
         self.sandbox.restore(self.last_good)
-        self._install_stub_wheels()
+        put_stub_wheels(self.sandbox, self.result)
 
     # -- the loop ---------------------------------------------------------------------------
     def _install_steps(self, queue: list[Step]) -> Failure | None:
@@ -218,21 +205,23 @@ class Installer:
             if (failure := self._out_of_budget()) is not None:
                 return failure
             step = queue[0]
-            result, entry = self._run(step.command, "install", min(step.timeout_s, self.budgets.step_timeout_s))
-            if result.ok:
-                self.result.steps.append(queue.pop(0))
+            result, entry = self._run(step.command, "install", timeout := self.overtime.time_for(step))
+            if result.ok:  # recorded with the time it ran with
+                self.result.steps.append(queue.pop(0).model_copy(update={"timeout_s": timeout}))
                 self._snapshot(f"step-{len(self.result.steps)}")
                 continue
-            repair = self._ask_model(step, "install", result, entry)
+            overrun = self.overtime.overrun(step, timeout, result, time.monotonic() - self.started)
+            repair = self.overtime.judge(self._ask_model(step, "install", result, entry, overrun=overrun), step,
+                                         overrun, entry, self.result.repairs, self.report)
             if repair is None or repair.kind in ("give_up", "deselect"):
                 return Failure(failure_class="install_failed", step_index=len(self.result.steps) + 1,
-                               message=f"install step {len(self.result.steps) + 1} failed: {step.command}",
+                               message=failed(len(self.result.steps) + 1, step, overrun),
                                evidence=(entry.diagnosis.evidence if entry.diagnosis else "") or result.output[-800:])
             self._restore()
             self._record_left_out(repair)
             if repair.kind == "insert_before" and repair.step:
                 queue.insert(0, repair.step)
-            elif repair.kind == "replace" and repair.step:
+            elif repair.kind in ("replace", "more_time") and repair.step:  # more_time: the step, with more time
                 queue[0] = repair.step
             elif repair.kind == "skip":
                 self.result.skipped.append(repair)
@@ -355,7 +344,7 @@ class Installer:
         self.sandbox.start()
         self.network = True
         self.sandbox.put(self.repo, self.sandbox.workdir)
-        self._install_stub_wheels()
+        put_stub_wheels(self.sandbox, self.result)
         self._snapshot("source")
         self.result.steps = []
         failure = self._install_steps(list(self.plan.steps))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import threading
+import time
+from collections import deque
 from pathlib import Path
 from typing import Protocol
 
@@ -24,6 +26,12 @@ class Watched(Protocol):
     limit_error: str | None
     committed: int
     """Bytes written by earlier steps, now in the snapshot the container runs from."""
+    disk_used: int
+    """What the last measure found (-1: not measured since the container was created)."""
+    disk_growth: deque[float]
+    """When (time.monotonic(), the start of the measure) the last few measures that found more than the one
+    before were taken: a running command's sign that it is still working (downloads landing, files unpacked,
+    objects compiled). Several, so that a measure after a command's timeout does not hide one before it."""
 
     @property
     def cache_upper(self) -> Path | None:
@@ -81,6 +89,7 @@ class DiskWatch(threading.Thread):
                 poller.start()
             else:
                 poller.watched[cid] = sandbox
+            sandbox.disk_used = -1  # a new container: its first measure is the baseline, not growth
             poller.wake.set()  # measure the newcomer on its own schedule, not after someone else's sleep
 
     @classmethod
@@ -115,6 +124,7 @@ class DiskWatch(threading.Thread):
                 if not watched:
                     continue
                 # Sizes only for the watched containers: computing SizeRw walks each writable layer.
+                measured = time.monotonic()  # growth is dated to the measure that found it (within one interval)
                 rows = client.api.containers(all=True, filters={"id": list(watched)}, size=True)
                 # SizeRw is the apparent size: a sparse file counts in full, as `docker commit` writes it.
                 sizes = {row["Id"]: int(row.get("SizeRw") or 0) for row in rows}
@@ -122,6 +132,10 @@ class DiskWatch(threading.Thread):
                     limit = sandbox.config.limits.disk_mb * 1024 * 1024
                     cache = allocated_bytes(sandbox.cache_upper)
                     used = sizes.get(cid, 0) + sandbox.committed + cache
+                    if cid in sizes:
+                        if 0 <= sandbox.disk_used < used:
+                            sandbox.disk_growth.append(measured)
+                        sandbox.disk_used = used
                     if used > limit and cid in self.watched:
                         parts = [f"{sandbox.committed // 2**20} MiB of it in earlier steps" if sandbox.committed
                                  else "", f"{cache // 2**20} MiB under /cache" if cache >= 2**20 else ""]

@@ -7,6 +7,7 @@ import socket
 import time
 import uuid
 import weakref
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any, Self
 import docker
 import docker.errors
 
-from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, pump
+from envs._io import STDERR, STDOUT, CappedOutput, SocketStream, idle_before, pump
 from envs.base import DEFAULT_OUTPUT_CAP, ExecResult
 from envs.docker.cachelayer import create_cache_layer, remove_cache_layer
 from envs.docker.channel import ChannelMixin
@@ -87,6 +88,10 @@ class DockerSandbox(FilesMixin, ChannelMixin, SnapshotMixin):
         self.committed = 0
         """Bytes this sandbox's snapshots added to its image: what earlier steps of the build wrote. The
         disk watch counts them with what the running container writes, so the limit is per build."""
+        self.disk_used = -1
+        self.disk_growth: deque[float] = deque(maxlen=8)
+        """Set by the disk watch (envs/docker/diskwatch.py): what the container and its /cache hold, and when
+        that last grew; `exec` reads it for how long a command that timed out had been idle."""
         self._net = NETWORK
         self.interrupted = False
         """Set by `interrupt_sandboxes`: its containers are gone and every call raises KeyboardInterrupt."""
@@ -290,7 +295,8 @@ class DockerSandbox(FilesMixin, ChannelMixin, SnapshotMixin):
                 self._cid, argv, workdir=self._path(cwd or "."), environment=self.exec_env | dict(env or {})
             )["Id"]
             sock, prefix, keep = self._attach(exec_id)
-        out, err = CappedOutput(output_cap), CappedOutput(output_cap)
+        until = None if timeout is None else start + timeout  # `timeout` in the container starts later
+        out, err = CappedOutput(output_cap, until), CappedOutput(output_cap, until)
         deadline = None if timeout is None else start + timeout + 10
         try:
             hung = pump(sock, prefix, {STDOUT: out, STDERR: err}, deadline)
@@ -320,6 +326,8 @@ class DockerSandbox(FilesMixin, ChannelMixin, SnapshotMixin):
             duration_s=duration,
             timed_out=timed_out,
             truncated=out.truncated or err.truncated,
+            idle_s=idle_before(until, start, out.last_write, err.last_write, *list(self.disk_growth))
+            if timed_out and until is not None else None,
         )
 
     def _exit_code(self, exec_id: str) -> int:

@@ -142,6 +142,7 @@ def test_the_flags_defaults_are_the_models_defaults() -> None:
         assert params[name] == build[name].default, name
     batch = {p.name: p.default for p in typer.main.get_command(app_with(("batch", batch_cmd))).params}
     assert batch["time_budget"] == budgets["wall_s"].default and batch["model"] == build["model"].default
+    assert batch["step_timeout"] == budgets["step_timeout_s"].default
     assert batch["retry_failed"] == BatchOptions.model_fields["retry_failed"].default
     base = typer.main.get_command(base_app).commands["build"]  # type: ignore[attr-defined]
     assert {p.name: p.default for p in base.params}["python"] == Plan.model_fields["python"].default
@@ -186,3 +187,7 @@ def test_flags_reach_the_build_options(tmp_path: Path, monkeypatch: pytest.Monke
     done = CliRunner().invoke(app, ["batch", str(tmp_path / "repos.txt"), "--time-budget", "60", "--json"])
     assert done.exit_code == 0, done.output
     assert seen[-1].budgets == Budgets(wall_s=60)
+    (tmp_path / "more.txt").write_text("fake://three\n")
+    done = CliRunner().invoke(app, ["batch", str(tmp_path / "more.txt"), "--step-timeout", "1200", "--json"])
+    assert done.exit_code == 0, done.output
+    assert seen[-1].budgets == Budgets(step_timeout_s=1200)  # what a step that hung is told to raise

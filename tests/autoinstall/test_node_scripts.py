@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.base import Overrun, RepairContext
 from autoinstall.ecosystems.node.diagnosis import diagnose
 from autoinstall.ecosystems.node.repairs import repair
 from autoinstall.ecosystems.node.scripts import (
@@ -22,6 +22,7 @@ from autoinstall.ecosystems.node.scripts import (
 )
 from autoinstall.options import BuildOptions, Budgets
 from autoinstall.pipeline import build_environment
+from autoinstall.plan.models.embedded import EmbeddedModel
 from envs.spec import Evidence, Plan
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "node_install_scripts"
@@ -80,14 +81,17 @@ def test_a_failed_script_then_a_hung_one_are_left_out_one_repair_each() -> None:
     assert repair(install) is None  # the install step itself runs no script: nothing to leave out there
 
 
-def test_a_timed_out_npm_install_runs_once_more_from_the_cache_it_filled() -> None:
+def test_a_timed_out_npm_install_runs_once_more_only_while_it_was_still_working() -> None:
+    """No rule of Node's own: the rule every language shares (ecosystems/overrun.py), by what the sandbox saw."""
     install = "npm ci --no-audit --no-fund --prefer-offline --ignore-scripts"
-    timed_out = ctx("npm WARN EBADENGINE }", timed_out=True, command=install)
-    first = repair(timed_out)
-    assert first is not None and first.kind == "replace" and first.step and first.step.command == install
-    assert "npm cache" in first.reason
-    assert repair(timed_out.model_copy(update={"tried": [first]})) is None  # once
-    assert repair(ctx("npm WARN EBADENGINE }", command=install)) is None  # a failure, not a timeout
+    working = ctx("npm WARN EBADENGINE }", timed_out=True, command=install).model_copy(
+        update={"overrun": Overrun(timeout_s=900, idle_s=4, remaining_s=2500)})
+    assert repair(working) is None  # the dependency install is essential: Node's rules have nothing for it
+    first = EmbeddedModel(pythons=("3.13",)).repair(working)
+    assert first is not None and first.kind == "more_time" and first.timeout_s == 1800
+    assert first.step is not None and first.step.command == install
+    hung = working.model_copy(update={"overrun": Overrun(timeout_s=900, idle_s=600, remaining_s=2500)})
+    assert EmbeddedModel(pythons=("3.13",)).repair(hung) is None
 
 
 def test_leaving_out_scripts_removes_them_and_the_implicit_gyp_build_and_fails_on_a_missing_package(

@@ -121,20 +121,6 @@ def _leave_out_scripts(ctx: RepairContext) -> Repair | None:
                          "fetch, and the other scripts run")
 
 
-def _resume(ctx: RepairContext) -> Repair | None:
-    """npm's dependency install ran past the step's timeout: once more, from what it downloaded. The sandbox
-    keeps its npm cache across the rollback, and `--prefer-offline` takes cached metadata and tarballs as they
-    are, so the second run fetches only what the first did not (a large graph on a busy machine)."""
-    command = ctx.failing.command
-    if ctx.phase != "install" or ctx.diagnosis.kind != "timeout" or ctx.failing.kind != "project" \
-            or REBUILD in command or not re.search(r"\bnpm (?:ci|install)\b[^&|;]*--prefer-offline", command):
-        return None
-    return Repair(kind="replace", step=ctx.failing,
-                  reason=f"the dependency install ran past the step's timeout ({ctx.failing.timeout_s:.0f} s at "
-                         "most) -> once more: what it downloaded stays in this sandbox's npm cache, which "
-                         "--prefer-offline reads first")
-
-
 def _checks_left_out(ctx: RepairContext) -> Repair | None:
     """The tests stopped before any test ran, and the test command still chains a step that checks style or
     types (a script known by its name: `npm run lint` running a file of the project's own): the tests run without it
@@ -154,12 +140,6 @@ def repair(ctx: RepairContext) -> Repair | None:
     """Leaving a style or type check out of a test command that stopped there, else the diagnosis's rule if
     it proposes something not tried yet, else skipping an auxiliary step (the yarn/pnpm install, an apt line;
     never the dependency install or the build), else leaving out the install scripts of a dependency that
-    failed or hung, else running a timed-out npm install once more from the cache it filled; None means give
-    up."""
-    return (_checks_left_out(ctx) or first_repair(ctx, RULES, essential=("project",)) or _leave_out_scripts(ctx)
-            or _resume_once(ctx))
-
-
-def _resume_once(ctx: RepairContext) -> Repair | None:
-    proposal = _resume(ctx)
-    return None if proposal is None or ctx.already_tried(proposal) else proposal
+    failed or hung; None means give up. (An install that ran out of time while still working runs once more
+    with more time by a rule of every language's: autoinstall/ecosystems/overrun.py.)"""
+    return _checks_left_out(ctx) or first_repair(ctx, RULES, essential=("project",)) or _leave_out_scripts(ctx)

@@ -36,7 +36,9 @@ REPAIR_PROMPT = (
     "switch_python (one of available_pythons: an interpreter X.Y, or X.Y+NAME-VERSION, the same image with this "
     "machine's toolchain NAME-VERSION copied in and first on PATH, e.g. a newer JDK, rustc or Go than the "
     "image's, or X.Y+NAME-VERSION@SUITE, the same with Debian SUITE's packages of it installed), stub_distribution (a dependency that cannot be installed "
-    "at all), deselect (tests that cannot pass here, e.g. they need a service), or give_up. {environment} "
+    "at all), deselect (tests that cannot pass here, e.g. they need a service), more_time (an install step that "
+    "ran out of time while still working, overrun.progressing: the same step once more from the last snapshot "
+    "with timeout_s seconds, at most overrun.remaining_s; once per step), or give_up. {environment} "
     + DEBIAN)
 
 LANGUAGES = {"python": "Python", "go": "Go", "rust": "Rust", "node": "Node.js", "java": "Java"}
@@ -56,7 +58,7 @@ SUBMIT_REPAIR = {"type": "function", "function": {
     "name": "submit_repair", "description": "Submit one repair for the failure.",
     "parameters": {"type": "object", "required": ["kind", "reason"], "properties": {
         "kind": {"type": "string", "enum": ["insert_before", "replace", "set_env", "switch_python",
-                                            "stub_distribution", "deselect", "give_up"]},
+                                            "stub_distribution", "deselect", "more_time", "give_up"]},
         "reason": {"type": "string", "description": "Why this fixes the failure."},
         "command": {"type": "string", "description": "insert_before/replace: the bash command."},
         "env_name": {"type": "string"}, "env_value": {"type": "string"},
@@ -64,7 +66,8 @@ SUBMIT_REPAIR = {"type": "function", "function": {
                                                     "3.13+java-25.0.3"},
         "distribution": {"type": "string", "description": "stub_distribution: the PyPI name."},
         "import_name": {"type": "string", "description": "stub_distribution: the module name."},
-        "tests": {"type": "string", "description": "deselect: comma-separated pytest node ids or files."}}}}}
+        "tests": {"type": "string", "description": "deselect: comma-separated pytest node ids or files."},
+        "timeout_s": {"type": "number", "description": "more_time: seconds for the step's one more run."}}}}}
 
 
 def _repair_from_args(args: dict[str, Any], available: list[str]) -> Repair:
@@ -79,8 +82,10 @@ def _repair_from_args(args: dict[str, Any], available: list[str]) -> Repair:
     step = Step(command=args["command"], why=args.get("reason", ""), kind="other") if args.get("command") else None
     env = {args["env_name"]: args.get("env_value", "")} if args.get("env_name") else {}
     tests = [t.strip() for t in str(args.get("tests") or "").split(",") if t.strip()]
+    timeout = float(args["timeout_s"]) if kind == "more_time" and args.get("timeout_s") else None
     return Repair(kind=kind, reason=args.get("reason", ""), step=step, env=env, python=args.get("python"),
-                  distribution=args.get("distribution"), import_name=args.get("import_name"), tests=tests)
+                  distribution=args.get("distribution"), import_name=args.get("import_name"), tests=tests,
+                  timeout_s=timeout)
 
 
 class ChatModel:

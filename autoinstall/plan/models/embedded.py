@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from autoinstall.ecosystems.base import Facts, RepairContext
 from autoinstall.ecosystems.detect import get_ecosystem
+from autoinstall.ecosystems.overrun import more_time
 from envs.hostfacts import buildable_pythons
 from envs.spec import Plan, Repair
 
@@ -48,11 +49,12 @@ class EmbeddedModel:
         return EmbeddedModel(**self.config.model_copy(update={"python": python}).model_dump())
 
     def repair(self, context: RepairContext, tools: object = None) -> Repair | None:
-        """One rule-based fix for a diagnosed failure, or None to give up (see `repair.py`); with a forced
-        interpreter no repair switches to another."""
+        """One rule-based fix for a diagnosed failure, or None to give up: an install step that ran out of time
+        while still working runs once more with more time (ecosystems/overrun.py, any language), else the
+        ecosystem's rules (e.g. python/repairs.py); with a forced interpreter no repair switches to another."""
         if self.config.python:
             context = context.model_copy(update={"available_pythons": [self.config.python]})
-        return get_ecosystem(context.plan.ecosystem).repair(context)
+        return more_time(context) or get_ecosystem(context.plan.ecosystem).repair(context)
 
 
 __all__ = ["EmbeddedModel", "EmbeddedModelConfig"]
