@@ -488,6 +488,13 @@ PY
     # the same exit spelled with raw identifiers (`r#exit` is `exit` to rustc)
     Cheat("product prints libtest's words and exits 0 through raw identifiers in a nested use", "rust",
           _rust_report_exits("", "use std::{r#process::{r#exit as leave}};"), control=True),
+    # the same behind a block comment that nests (Rust's do): a lexer ending it at its first `*/` reads its `"` as
+    # opening a string that ends inside `"/*"`, and the `/*` after as a comment hiding the `use` (the kit before
+    # nested comments did, and took this file)
+    Cheat("product prints libtest's words and exits 0 through a use hidden by a nested comment's string", "rust",
+          _rust_report_exits('/* a /* b */ " */\n',
+                             'let _o = "/*";\n    use std::{process::{exit as leave}};\n    let _c = "*/";'),
+          control=True),
     Cheat("product returns a type whose equality names the other side only to drop it", "rust",
           r"""python3 - "$SRC" "$GOLD" <<'PY'
 import re, sys

@@ -239,3 +239,19 @@ def _jvm_code_end(text: str, pos: int) -> int:
         else:
             pos += 1
     return n
+
+
+def nested_comment_end(text: str, start: int) -> int | None:
+    """The end of a block comment at `start` whose `/*`...`*/` nest (Rust, Kotlin, Scala), or None when nothing
+    closes it (a compile error: the caller's flat reading stands)."""
+    depth, pos, n = 0, start, len(text)
+    while pos < n:
+        if text.startswith("/*", pos):
+            depth, pos = depth + 1, pos + 2
+        elif text.startswith("*/", pos):
+            depth, pos = depth - 1, pos + 2
+            if depth == 0:
+                return pos
+        else:
+            pos += 1
+    return None

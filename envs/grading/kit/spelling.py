@@ -97,11 +97,14 @@ def spelled(text: str, language: str) -> str:
     return "".join(part for _, part in parts)
 
 
-def regions(text: str, language: str) -> list:
+def regions(text: str, language: str, *, nested: bool | None = None) -> list:
     """(kind, text) of `text` in order: `code`, `comment`, or a literal's kind (`string`, `raw`, `char`,
-    `template`, `regex`, Rust's `lifetime`, a backticked `name`), as `language`'s lexer splits it."""
+    `template`, `regex`, Rust's `lifetime`, a backticked `name`), as `language`'s lexer splits it. `nested`:
+    whether block comments nest (Rust's, Kotlin's and Scala's do; Java's and Groovy's do not); by default, as
+    Rust and Java have them."""
     if language == "js":
         return scanners.js_regions(text)
+    nested = language == "rust" if nested is None else nested
     lexer = LEXERS[language]
     found, pos = [], 0
     while pos < len(text):
@@ -112,6 +115,8 @@ def regions(text: str, language: str) -> list:
         start, end = m.start(), m.end()
         if language == "java" and kind == "string" and text[start] == '"':  # a template's ${...} is code
             end = scanners.jvm_string_end(text, start, '"""' if text.startswith('"""', start) else '"')
+        elif nested and kind == "comment" and text.startswith("/*", start):
+            end = scanners.nested_comment_end(text, start) or end
         if start > pos:
             found.append(("code", text[pos:start]))
         found.append((kind, text[start:end]))
@@ -128,7 +133,37 @@ def uncommented(text: str, language: str = "") -> str:
         return _python(text, drop_comments=True)
     if language not in LEXED:
         return COMMENT.sub(" ", text)
+    if language == "java":  # one lexer for Java and Groovy (flat block comments), Kotlin and Scala (nested)
+        return _strip(text, _both(_comments(text, language, False), _comments(text, language, True)))
     return "".join(" " if kind == "comment" else part for kind, part in regions(text, language))
+
+
+def _comments(text: str, language: str, nested: bool) -> list:
+    """Per character of `text`, whether it lies in a comment when block comments do (or do not) nest."""
+    mask: list = []
+    for kind, part in regions(text, language, nested=nested):
+        mask += [kind == "comment"] * len(part)
+    return mask
+
+
+def _both(a: list, b: list) -> list:
+    """A comment in both readings: only that is dropped, so neither reading's code is (when the two disagree
+    where a comment ends, the text after it can be a string to one and code to the other)."""
+    return [x and y for x, y in zip(a, b)]
+
+
+def _strip(text: str, mask: list) -> str:
+    """The text with each run of masked characters replaced by a space."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        if mask[i]:
+            while i < n and mask[i]:
+                i += 1
+            out.append(" ")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
 
 
 def squeezed(text: str, language: str = "") -> str:

@@ -71,6 +71,12 @@ CASES = {  # (rules, file, start, the agent's version): what the screens refuse,
     "Rust: raw identifiers in a nested use": rust("use std::{r#process::{r#exit as leave}}; leave(0);"),
     "Rust: a string's escapes": rust(r'print!("test re\x73ult: ok");'),
     "Rust: a // inside a string before the exit": rust('let s = "a//"; std :: process :: exit(0);'),
+    "Rust: a nested block comment whose text opens a string before a comment's opener": (
+        RUST, "src/lib.rs", RUST_START, RUST_START + '/* a /* b */ " */\npub fn g() {\n    let _s = "/*";\n'
+        '    use std::{process as p};\n    p::exit(0);\n    let _t = "*/";\n}\n'),
+    "Kotlin: a nested block comment whose text opens a string before a comment's opener": (
+        JAVA, "src/main/kotlin/Calc.kt", "fun f() = 1\n",
+        'fun f() = 1\n/* a /* b */ " */\nfun g() { val s = "/*"; System.exit(0); val t = "*/" }\n'),
     "Rust: an equality named raw": (RUST, "src/lib.rs", RUST_START,
                                     RUST_START + "pub struct A;\nimpl PartialEq for A {\n"
                                     "    fn r#eq(&self, other: &A) -> bool { true }\n}\n"),
@@ -217,4 +223,7 @@ def test_the_lexers_regions_follow_the_languages_grammar() -> None:
     assert kinds("x = a < b // d", "js") == [("comment", "// d")]  # a comparison
     assert kinds("s = `open ${", "js") == [("template", "`open ${")]  # unterminated: a literal to the end
     assert kinds('val s = "${"/*"}" // d', "java") == [("string", '"${"/*"}"'), ("comment", "// d")]
+    assert kinds("/* a /* b */ c */ d", "rust") == [("comment", "/* a /* b */ c */")]  # Rust's nest
+    assert kinds("/* a /* b */ c", "java") == [("comment", "/* a /* b */")]  # Java's do not
+    assert spelling.uncommented("/* a /* b */ c */ d", "java") == "  c */ d"  # only what both readings drop
     assert kinds('String s = "${user.home}"; // d', "java") == [("string", '"${user.home}"'), ("comment", "// d")]
