@@ -16,9 +16,10 @@ one: the go command finds an entry only by a hash of the content of every input 
 left by another validation's tree is never found for this one's (`go help cache`), and the runner's runs keep
 no test result there (-count=1 through GOFLAGS: envs/testrun/go_runner.py). What it does not hash (a C header
 cgo includes) can go stale: a validation that changed a file its caches are not keyed by (RunnerAbilities.
-content_keyed) gives no container back. Not neutral, by their tools' design: cargo's target/ (a unit is fresh
-when its sources' mtimes are older than its fingerprint's), Maven's target/ (stale sources found by mtime, and
-the Surefire reports the runner reads), a test runner's cache of earlier results (vitest orders by it).
+content_keyed) gives no container back. Not neutral, by their tools' design (docs/measurements.md: what each
+leaves): cargo's target/ (a unit is fresh when its sources' mtimes are older than its fingerprint's), Maven's
+target/ (maven-status's stale-source lists, the Surefire reports the runner reads), vitest's results cache
+(it orders the next run); npm writes a debug log under ~/.npm/_logs on every `npm test`.
 The adversary: a candidate is the project's own history or a rewrite of one of its functions, run by the
 project's own tests, never by an agent (no rollout or grading runs in these containers); the go command writes
 an entry only under the hash of what it computed it from, and a test that runs the go command gets entries of
