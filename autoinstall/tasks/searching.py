@@ -100,7 +100,7 @@ class Search:
 
     def run(self, candidates: list[Candidate], started: float) -> None:
         self.last = started
-        self._containers = Containers(self.factory, self.image)
+        self._containers = Containers(self.factory, self.image, self.context.suite)
         try:
             with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="validate") as executor:
                 self._executor = executor

@@ -86,7 +86,8 @@ class MakeReport(BaseModel):
     """How many commits reached each stage of history task making."""
     containers: dict[str, int] = Field(default_factory=dict)
     """Validation containers started, validations that reused one another left as it found it, and leases not
-    looked at for reuse (the run's first containers all came back changed: containers.GIVE_UP_AFTER)."""
+    looked at for reuse (the run's first containers all came back changed: containers.GIVE_UP_AFTER; or the
+    validation changed a file the runner's neutral caches are not keyed by)."""
     combined_tried: int = 0
     """Groups of validated bugs searched as one."""
     failures: list[ValidationFailure] = Field(default_factory=list)

@@ -184,7 +184,7 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
     """
     started = time.monotonic()
     result, why = TaskValidation(), None
-    with _pool(containers, factory, image) as pool, pool.lease(candidate.files) as (sandbox, restored):
+    with _pool(containers, factory, image, suite) as pool, pool.lease(candidate.files) as (sandbox, restored):
         original = _contents(sandbox, candidate.files)
         if not apply_patch(sandbox, candidate.bug_patch):
             return result, Disagreement(run="bug patch", how="does not apply in a fresh container")
@@ -233,12 +233,12 @@ def validate(factory: SandboxFactory, image: str, suite: Suite, candidate: Candi
 
 
 @contextlib.contextmanager
-def _pool(containers: Containers | None, factory: SandboxFactory, image: str) -> Iterator[Containers]:
+def _pool(containers: Containers | None, factory: SandboxFactory, image: str, suite: Suite) -> Iterator[Containers]:
     """`containers`, else a pool of this validation's own, closed (its container stopped) when it ends."""
     if containers is not None:
         yield containers
         return
-    own = Containers(factory, image)
+    own = Containers(factory, image, suite)
     try:
         yield own
     finally:

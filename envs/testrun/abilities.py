@@ -41,6 +41,10 @@ def _no_files(ids: list[str]) -> set[str]:
     return set()
 
 
+def _no_file(path: str) -> bool:
+    return False
+
+
 class IdSelection(BaseModel):
     """How a runner runs only given test ids: a plug-in put in a folder, and the command wrapped to load it."""
 
@@ -113,6 +117,15 @@ class RunnerAbilities(BaseModel):
     """How the task grader runs its tests by id (envs/testrun/grading.py); None: its tests cannot be graded."""
     test_files: Callable[[list[str]], set[str]] = _no_files
     """The files its test ids name, where an id names one."""
+    neutral_caches: Callable[[str], str] | None = None
+    """(test command) -> a shell command printing, one a line, the absolute folders where its runs keep caches
+    whose content cannot change what a later run computes, by the tool's own design (found by a hash of every
+    input's content; no test result kept); "" or None: none. Validation containers leave them out of their
+    exactness check (autoinstall/tasks/containers.py), so a validation that only wrote there leaves its
+    container to the next one."""
+    content_keyed: Callable[[str], bool] = _no_file
+    """Whether those caches find their entries by this file's content (a file of the checkout a validation
+    changed): after a change they cannot see, a container is never given to the next validation."""
     crash: str = ""
     """A regular expression its output matches when a test process ended before reporting every test (a Go
     panic, a signal, the interpreter's fatal error); empty: never told apart."""

@@ -13,6 +13,11 @@ from envs.testrun.convert import models
 from envs.testrun.junit import count
 
 _GO_TEST = re.compile(r"\bgo test\b")
+NO_RESULT_CACHE = 'export GOFLAGS="${GOFLAGS:+$GOFLAGS }-count=1"'
+"""Every `go test` of a run (the command's own, or one a script or Makefile it calls runs) runs its tests:
+none reports a result kept in the build cache from an earlier run, whose inputs it checks by file times
+(`go help test`: "the idiomatic way to disable test caching explicitly is to use -count=1"). A command's own
+-count wins."""
 
 
 def go_test_command(command: str, deselected: list[Deselection]) -> str:
@@ -60,12 +65,36 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
             env: dict[str, str] | None) -> TestRun:
     """Run a `go test` command with -json; collection failed when no test ran and it did not succeed. The
     parser's notes end the output tail, where the record keeps the run's output."""
-    result = sandbox.exec(go_test_command(command, deselected), timeout=timeout_s, env=env)
+    result = sandbox.exec(f"{NO_RESULT_CACHE} && {go_test_command(command, deselected)}", timeout=timeout_s,
+                          env=env)
     results, notes = parse_go_test_run(result.stdout)
     tail = _go_tail(result.stdout, result.stderr) + "".join(f"\n[autoinstall] {n}" for n in notes)
     return TestRun(exit_code=result.exit_code, duration_s=result.duration_s, timed_out=result.timed_out,
                    output_tail=tail[-4000:], results=results, counts=count(results),
                    collection_ok=result.exit_code == 0 or any("::" in r.test_id for r in results))
+
+
+def neutral_caches(command: str) -> str:
+    """Go's build cache and its telemetry counters, where `go env` says they are: the go command finds a build
+    cache entry by a hash of every input's content (each source file's, the flags', the compiler's, every
+    dependency's entry's), so an entry another tree left is never found for this one (`go help cache`), and
+    `run` keeps test results out of it (NO_RESULT_CACHE); counters are written, never read by a build. "" (no
+    cache is neutral) for a command that sets GOFLAGS itself (NO_RESULT_CACHE replaced) or fuzzes (its
+    generated corpus lives in the build cache and feeds the next -fuzz run)."""
+    if "GOFLAGS" in command or "-fuzz" in command:
+        return ""
+    return "go env GOCACHE GOTELEMETRYDIR"
+
+
+CONTENT_KEYED = (".go", "/go.mod", "/go.sum", "/go.work", "/go.work.sum")
+
+
+def content_keyed(path: str) -> bool:
+    """Go source and module files, whose content the build cache's keys hash. Not a C header or source cgo
+    compiles or includes from outside its package (`go help cache`: "the build cache does not detect changes
+    to C libraries imported with cgo"), nor anything else (an embedded file's content is hashed too, but a
+    file of the checkout is not known to be one)."""
+    return f"/{path}".endswith(CONTENT_KEYED)
 
 
 def _go_tail(stdout: str, stderr: str) -> str:

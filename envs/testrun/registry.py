@@ -41,7 +41,7 @@ PYTEST = RunnerAbilities(
 GO = RunnerAbilities(
     name="go", run=go_runner.run, collect=go_runner.collect, per_test_ids="always", report="gotest",
     select=IdSelection(files={}, wrap=go_runner.select_command), warm_up=True, grading=grade_go,
-    crash=r"panic: |fatal error: ")
+    neutral_caches=go_runner.neutral_caches, content_keyed=go_runner.content_keyed, crash=r"panic: |fatal error: ")
 """Go's listing is of top-level tests while its results add subtests: other units, so not a lower bound."""
 UNITTEST = RunnerAbilities(name="unittest", run=unittest_runner.run, collect=unittest_runner.collect,
                            per_test_ids="always", report="unittest", grading=grade_unittest, test_files=unittest_files,

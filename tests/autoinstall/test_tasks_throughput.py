@@ -197,15 +197,17 @@ def test_a_run_already_seen_on_the_same_state_is_not_made_again(searched: list[s
 
 
 class CacheWritingFactory:
-    """Fake validation containers whose every run writes a build cache entry outside the candidate's files."""
+    """Fake validation containers whose every run writes a build cache entry outside the candidate's files (or,
+    given `changed=""`, nothing)."""
 
-    def __init__(self) -> None:
+    def __init__(self, changed: str = "/root/.cache/go-build/00/new\n") -> None:
         self.boxes: list[FakeSandbox] = []
+        self.changed = changed
 
     def answer(self, _box: FakeSandbox, command: str, _env: dict[str, str]) -> ExecResult | None:
-        if "-fprint" in command:  # the check on the way back: one path changed outside the candidate's files
+        if "-fprint" in command:  # the check on the way back: the paths changed outside the candidate's files
             separator = re.search(r"echo (autoinstall-lease-\w+)", command).group(1)  # type: ignore[union-attr]
-            return ExecResult(exit_code=0, stdout=f"/root/.cache/go-build/00/new\n{separator}\nh\n{separator}\n")
+            return ExecResult(exit_code=0, stdout=f"{self.changed}{separator}\nh\n{separator}\n")
         if "md5sum" in command:
             return ExecResult(exit_code=0, stdout="h\n")
         return None
