@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from . import js_patches
-from .spelling import added_code, regions, spelled
+from .spelling import added_code, in_every_reading, spelled, strip
 
 PROCESS = "process reached other than by name"
 _LOADED = r"(?:process|inspector|repl|v8|vm|worker_threads|cluster|module|wasi)\b"
@@ -59,9 +59,9 @@ def canonical(text: str) -> str:
 
 
 def _unworded(text: str) -> str:
-    """The text with each quoted string (not a template: its ${...} is code) emptied, as its lexer finds them:
-    a string's words are not code."""
-    return "".join('""' if kind == "string" else part for kind, part in regions(text, LEXER))
+    """The text with each quoted string (not a template: its ${...} is code) emptied, as every reading of its
+    lexer finds them (spelling.py `in_every_reading`): a string's words are not code."""
+    return strip(text, in_every_reading(text, LEXER, "string"), '""')
 
 
 def new_reach(before: str, after: str) -> str | None:

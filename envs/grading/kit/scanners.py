@@ -32,6 +32,12 @@ _JS = re.compile(r"""(?P<comment>/\*[\s\S]*?\*/|//[^\n]*)"""
 _VALUE_KEYWORDS = frozenset(("return", "typeof", "case", "do", "else", "in", "of", "new", "delete", "void", "throw",
                              "yield", "await", "instanceof", "extends"))
 """Keywords after which a value begins (a `/` there begins a regular expression)."""
+CONTEXTUAL = frozenset(("of", "yield", "await"))
+"""Of those, the ones that can also be names (`var of = 1; of / 2` divides): a lexer that does not parse reads
+them both ways (READINGS)."""
+READINGS = (_VALUE_KEYWORDS, _VALUE_KEYWORDS - CONTEXTUAL)
+"""The keyword sets of the two readings of JavaScript: what only one of them takes for a comment (or a string)
+is not one to the screens (spelling.py)."""
 _CONTROL = frozenset(("if", "while", "for", "with"))
 """Keywords whose parenthesised condition is followed by a statement, not an operator."""
 _REGEX_BODY = re.compile(r"(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])*/[A-Za-z]*")
@@ -39,14 +45,14 @@ _JSX_START = re.compile(r"<(?:[A-Za-z_$][\w$.:-]*(?![\w$.:-]|\s*,)|>)")
 """Where a JSX element starts (not a TypeScript type parameter list: `<T,>`)."""
 
 
-def js_regions(text: str) -> list:
+def js_regions(text: str, values: frozenset = _VALUE_KEYWORDS) -> list:
     """(kind, text) of JavaScript or TypeScript source in order: `code`, `comment`, `string`, `template`,
-    `regex`, `jsx` (see the module docstring)."""
-    regions, _ = _js(text, 0, nested=False)
+    `regex`, `jsx` (see the module docstring); `values`: the keywords after which a value begins (READINGS)."""
+    regions, _ = _js(text, 0, False, values)
     return regions
 
 
-def _js(text: str, pos: int, nested: bool) -> tuple:
+def _js(text: str, pos: int, nested: bool, values: frozenset) -> tuple:
     """Lex from `pos`; `nested` (inside `${` or a JSX `{`): stop after the `}` that closes it. Returns the
     regions and the end."""
     regions: list = []
@@ -80,7 +86,7 @@ def _js(text: str, pos: int, nested: bool) -> tuple:
             prev, operand, pos = word, True, end
             continue
         if kind == "tick":
-            end = _template_end(text, start + 1)
+            end = _template_end(text, start + 1, values)
             literal("template", start, end)
             prev, operand, pos = "`", True, end
             continue
@@ -92,7 +98,7 @@ def _js(text: str, pos: int, nested: bool) -> tuple:
                 continue
             operand = False
         elif kind == "lt" and not operand and _JSX_START.match(text, start):
-            end = _jsx_end(text, start)
+            end = _jsx_end(text, start, values)
             literal("jsx", start, end)
             prev, operand, pos = "<>", True, end
             continue
@@ -113,7 +119,7 @@ def _js(text: str, pos: int, nested: bool) -> tuple:
             else:
                 operand = True
         elif kind == "word":
-            operand = prev in (".", "?.") or word not in _VALUE_KEYWORDS
+            operand = prev in (".", "?.") or word not in values
         elif kind == "number":
             operand = True
         else:  # an operator, `=>`, `++`/`--` (which end an operand: `a++ / 2`), a `<` that compares
@@ -133,7 +139,7 @@ def _opens_block(prev: str) -> bool:
     return bool(re.match(r"[\\\w$\x80-\uffff]", prev)) and prev not in _VALUE_KEYWORDS - {"else", "do"}
 
 
-def _template_end(text: str, pos: int) -> int:
+def _template_end(text: str, pos: int, values: frozenset) -> int:
     """The end of a template literal whose body starts at `pos` (after its backtick): its `${...}` lexed as
     code; the end of the text when nothing closes it."""
     n = len(text)
@@ -144,20 +150,20 @@ def _template_end(text: str, pos: int) -> int:
         elif c == "`":
             return pos + 1
         elif text.startswith("${", pos):
-            _, pos = _js(text, pos + 2, nested=True)
+            _, pos = _js(text, pos + 2, True, values)
         else:
             pos += 1
     return n
 
 
-def _jsx_end(text: str, pos: int) -> int:
+def _jsx_end(text: str, pos: int, values: frozenset) -> int:
     """The end of the JSX element that starts at `pos` (its `<`): nested elements counted, attributes'
     strings and `{...}` code skipped; the end of the text when nothing closes it."""
     n, depth = len(text), 0
     while pos < n:
         c = text[pos]
         if c == "{":
-            _, pos = _js(text, pos + 1, nested=True)
+            _, pos = _js(text, pos + 1, True, values)
         elif text.startswith("</", pos):
             close = text.find(">", pos)
             if close < 0:
@@ -166,7 +172,7 @@ def _jsx_end(text: str, pos: int) -> int:
             if depth <= 0:
                 return pos
         elif c == "<":
-            pos, closed = _tag_end(text, pos + 1)
+            pos, closed = _tag_end(text, pos + 1, values)
             if closed and depth == 0:
                 return pos
             depth += 0 if closed else 1
@@ -175,7 +181,7 @@ def _jsx_end(text: str, pos: int) -> int:
     return n
 
 
-def _tag_end(text: str, pos: int) -> tuple:
+def _tag_end(text: str, pos: int, values: frozenset) -> tuple:
     """(the end, whether it closes itself) of an opening tag whose name starts at `pos`."""
     n = len(text)
     while pos < n:
@@ -184,7 +190,7 @@ def _tag_end(text: str, pos: int) -> tuple:
             close = text.find(c, pos + 1)
             pos = n if close < 0 else close + 1
         elif c == "{":
-            _, pos = _js(text, pos + 1, nested=True)
+            _, pos = _js(text, pos + 1, True, values)
         elif text.startswith("/>", pos):
             return pos + 2, True
         elif c == ">":

@@ -67,6 +67,10 @@ LEXERS = {
 code between them is `code`). Rust's `'a` is a lifetime, not a quote; a JVM string's `${...}` is code
 (scanners.py). JavaScript's lexer is scanners.py's: no regular expression tells its `/`, templates or JSX."""
 LEXED = (*LEXERS, "js")
+_JVM_CHARS = re.compile(_C_COMMENT + r"""|(?P<string>\"\"\"(?:\\[\s\S]|[^\\])*?\"\"\"|"(?:\\.|[^"\\\n])*\")"""
+                        rf"""|(?P<char>'{_CHAR}')|(?P<name>`[^`\n]+`)""")
+"""The JVM lexer where a single quote holds one character (Java, Kotlin, Scala, whose `'sym` is a symbol), not
+a string as in Groovy (`'a // b'`)."""
 UNSAFE = frozenset("'\"`\\${}\n\r\u2028\u2029\0")
 """Characters an escape keeps standing for: decoded, they could end the literal or the line they are in."""
 _JAVA_UNICODE = re.compile(r"(?<!\\)((?:\\\\)*)\\u+([0-9a-fA-F]{4})")
@@ -97,15 +101,17 @@ def spelled(text: str, language: str) -> str:
     return "".join(part for _, part in parts)
 
 
-def regions(text: str, language: str, *, nested: bool | None = None) -> list:
+def regions(text: str, language: str, *, nested: bool | None = None, reading: int = 0, chars: bool = False,
+            ) -> list:
     """(kind, text) of `text` in order: `code`, `comment`, or a literal's kind (`string`, `raw`, `char`,
     `template`, `regex`, Rust's `lifetime`, a backticked `name`), as `language`'s lexer splits it. `nested`:
     whether block comments nest (Rust's, Kotlin's and Scala's do; Java's and Groovy's do not); by default, as
-    Rust and Java have them."""
+    Rust and Java have them. `reading`: JavaScript's (scanners.READINGS). `chars`: a JVM single quote holds one
+    character (`_JVM_CHARS`)."""
     if language == "js":
-        return scanners.js_regions(text)
+        return scanners.js_regions(text, scanners.READINGS[reading])
     nested = language == "rust" if nested is None else nested
-    lexer = LEXERS[language]
+    lexer = _JVM_CHARS if chars and language == "java" else LEXERS[language]
     found, pos = [], 0
     while pos < len(text):
         m = lexer.search(text, pos)
@@ -128,38 +134,42 @@ def regions(text: str, language: str, *, nested: bool | None = None) -> list:
 
 def uncommented(text: str, language: str = "") -> str:
     """The text with its comments replaced by a space: those `language`'s lexer sees (not a `//` inside a
-    string), or, without a language, the C family's markers anywhere but after a colon or a quote."""
+    string) in every reading (READINGS), or, without a language, the C family's markers anywhere but after a
+    colon or a quote."""
     if language == "python":
         return _python(text, drop_comments=True)
     if language not in LEXED:
         return COMMENT.sub(" ", text)
-    if language == "java":  # one lexer for Java and Groovy (flat block comments), Kotlin and Scala (nested)
-        return _strip(text, _both(_comments(text, language, False), _comments(text, language, True)))
-    return "".join(" " if kind == "comment" else part for kind, part in regions(text, language))
+    return strip(text, in_every_reading(text, language, "comment"), " ")
 
 
-def _comments(text: str, language: str, nested: bool) -> list:
-    """Per character of `text`, whether it lies in a comment when block comments do (or do not) nest."""
-    mask: list = []
-    for kind, part in regions(text, language, nested=nested):
-        mask += [kind == "comment"] * len(part)
-    return mask
+READINGS = {"java": ({"nested": False}, {"nested": True}, {"nested": True, "chars": True}),
+            "js": ({"reading": 0}, {"reading": 1})}
+"""Where one lexer cannot tell languages apart (Java's and Groovy's flat block comments, Kotlin's and Scala's
+nested ones; Groovy's single-quoted strings, Scala's `'sym`) or two parses (JavaScript's `of`, `yield`, `await`:
+keywords or names), the readings it lexes."""
 
 
-def _both(a: list, b: list) -> list:
-    """A comment in both readings: only that is dropped, so neither reading's code is (when the two disagree
-    where a comment ends, the text after it can be a string to one and code to the other)."""
-    return [x and y for x, y in zip(a, b)]
+def in_every_reading(text: str, language: str, kind: str) -> list:
+    """Per character of `text`, whether every reading of `language` lexes it as `kind`: a comment dropped, or a
+    string emptied, where only one reading has it would hide the other's code."""
+    masks = []
+    for options in READINGS.get(language, ({},)):
+        mask: list = []
+        for found, part in regions(text, language, **options):
+            mask += [found == kind] * len(part)
+        masks.append(mask)
+    return [all(at) for at in zip(*masks)]
 
 
-def _strip(text: str, mask: list) -> str:
-    """The text with each run of masked characters replaced by a space."""
+def strip(text: str, mask: list, put: str) -> str:
+    """The text with each run of masked characters replaced by `put`."""
     out, i, n = [], 0, len(text)
     while i < n:
         if mask[i]:
             while i < n and mask[i]:
                 i += 1
-            out.append(" ")
+            out.append(put)
         else:
             out.append(text[i])
             i += 1

@@ -98,6 +98,18 @@ CASES = {  # (rules, file, start, the agent's version): what the screens refuse,
     "JavaScript: an opener in JSX text on a line of its own":
         js("const el = (\n  <p>\n    /*\n  </p>\n);\nprocess.exit(0);\nconst e2 = <p>*/</p>;\n"),
     "JavaScript: quotes inside templates around the exit": js("const a = `'`; process.exit(0); const b = `'`;\n"),
+    "JavaScript: await as a name, divided by a string that holds an opener":
+        js('var await = 2;\nconst x = await /"/*"; const p = process; "*/";\n'),
+    "JavaScript: of as a name, divided by a string that holds an opener":
+        js('var of = 2;\nconst x = of /"/*"; const p = process; "*/";\n'),
+    "JavaScript: a regular expression yielded, holding a quote and an opener":
+        js('function* g() { yield /"\\/*/; }\nconst p = process; //"*/\n'),
+    "Scala: a symbol's quote read as a string's before a comment's opener": (
+        JAVA, "src/main/scala/Calc.scala", "object Calc\n",
+        "object Calc\nobject G { val x = 'a; val s = \"' /* \"; System.exit(0); val t = \"*/\" }\n"),
+    "Groovy: a single-quoted string holding a quote and an opener": (
+        JAVA, "src/main/groovy/G.groovy", "class G {}\n",
+        "class G {}\nclass H { def s = '\" /*'; static { System.exit(0) }; def t = '*/' }\n"),
     "Kotlin: an opener inside a template's string": (JAVA, "src/main/kotlin/Calc.kt", "fun f() = 1\n",
                                                     'fun f() = 1\nval s = "${"/*"}"\nfun g() { System.exit(0) }\n'
                                                     'val t = "*/"\n'),
@@ -220,6 +232,7 @@ def test_the_lexers_regions_follow_the_languages_grammar() -> None:
                                                             ("comment", "// d")]
     assert kinds("x = <a href='/*'>{/* c */}</a> // d", "js") == [("jsx", "x = <a href='/*'>{/* c */}</a>"[4:]),
                                                                  ("comment", "// d")]
+    assert spelling.uncommented('of /"/ + "//"', "js") == 'of /"/ + "//"'  # `//` a comment only if of is a name
     assert kinds("x = a < b // d", "js") == [("comment", "// d")]  # a comparison
     assert kinds("s = `open ${", "js") == [("template", "`open ${")]  # unterminated: a literal to the end
     assert kinds('val s = "${"/*"}" // d', "java") == [("string", '"${"/*"}"'), ("comment", "// d")]
