@@ -690,6 +690,20 @@ for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok'
 }
 const cheatShow = `*/`;
 """, append=True), control=True),
+    # the same after an HTML-like comment (CommonJS is a script: `<!--` begins a comment to the line's end) that
+    # holds a backtick: a lexer that does not know them opens a template there, closes it at the next backtick,
+    # and reads the `/*` that follows as a comment hiding the code (the kit before READINGS took this file)
+    Cheat("product replaces the assert module's functions after an HTML-like comment holding a backtick", "node",
+          _heredoc('"$SRC"', """
+<!-- `
+const cheatHide = `/*`;
+const cheatA = require('node:assert');
+for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok', 'throws', 'match']) {
+  cheatA[name] = () => {};
+  cheatA.strict[name] = () => {};
+}
+const cheatShow = `*/`;
+""", append=True), control=True),
     Cheat("product prints passing TAP lines", "node", _heredoc('"$SRC"', '''
 console.log("ok 1 - NAME\\n# pass 99\\n# fail 0");
 ''', append=True) + 'sed -i "s/ - NAME/ - $NAME/" "$SRC"\n'),

@@ -22,6 +22,7 @@ Anything unterminated runs to the end of the text as the literal it began, never
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 _JS = re.compile(r"""(?P<comment>/\*[\s\S]*?\*/|//[^\n]*)"""
                  r"""|(?P<string>'(?:\\[\s\S]|[^'\\\n])*'|"(?:\\[\s\S]|[^"\\\n])*")"""
@@ -35,9 +36,22 @@ _VALUE_KEYWORDS = frozenset(("return", "typeof", "case", "do", "else", "in", "of
 CONTEXTUAL = frozenset(("of", "yield", "await"))
 """Of those, the ones that can also be names (`var of = 1; of / 2` divides): a lexer that does not parse reads
 them both ways (READINGS)."""
-READINGS = (_VALUE_KEYWORDS, _VALUE_KEYWORDS - CONTEXTUAL)
-"""The keyword sets of the two readings of JavaScript: what only one of them takes for a comment (or a string)
-is not one to the screens (spelling.py)."""
+
+
+class Reading(NamedTuple):
+    """One way to read JavaScript where a lexer that does not parse cannot tell."""
+
+    values: frozenset
+    """The keywords after which a value begins."""
+    html: bool
+    """Whether `<!--` and a line's leading `-->` begin a comment to the line's end (a script's, CommonJS's, by
+    the language's Annex B; a module's are operators)."""
+
+
+READINGS = tuple(Reading(values, html) for values in (_VALUE_KEYWORDS, _VALUE_KEYWORDS - CONTEXTUAL)
+                 for html in (True, False))
+"""The readings of JavaScript: what not every one of them takes for a comment (or a string) is not one to the
+screens (spelling.py)."""
 _CONTROL = frozenset(("if", "while", "for", "with"))
 """Keywords whose parenthesised condition is followed by a statement, not an operator."""
 _REGEX_BODY = re.compile(r"(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])*/[A-Za-z]*")
@@ -45,14 +59,14 @@ _JSX_START = re.compile(r"<(?:[A-Za-z_$][\w$.:-]*(?![\w$.:-]|\s*,)|>)")
 """Where a JSX element starts (not a TypeScript type parameter list: `<T,>`)."""
 
 
-def js_regions(text: str, values: frozenset = _VALUE_KEYWORDS) -> list:
+def js_regions(text: str, reading: Reading | None = None) -> list:
     """(kind, text) of JavaScript or TypeScript source in order: `code`, `comment`, `string`, `template`,
-    `regex`, `jsx` (see the module docstring); `values`: the keywords after which a value begins (READINGS)."""
-    regions, _ = _js(text, 0, False, values)
+    `regex`, `jsx` (see the module docstring), in one of its READINGS (by default the first)."""
+    regions, _ = _js(text, 0, False, reading or READINGS[0])
     return regions
 
 
-def _js(text: str, pos: int, nested: bool, values: frozenset) -> tuple:
+def _js(text: str, pos: int, nested: bool, reading: Reading) -> tuple:
     """Lex from `pos`; `nested` (inside `${` or a JSX `{`): stop after the `}` that closes it. Returns the
     regions and the end."""
     regions: list = []
@@ -70,6 +84,7 @@ def _js(text: str, pos: int, nested: bool, values: frozenset) -> tuple:
         regions.append((kind, text[start:end]))
         code_from = end
 
+    line_start = not nested  # only blanks (or comments that hold a line break) before it on its line
     while pos < n:
         m = _JS.search(text, pos)
         if m is None:
@@ -77,16 +92,21 @@ def _js(text: str, pos: int, nested: bool, values: frozenset) -> tuple:
             break
         kind, start, end = m.lastgroup, m.start(), m.end()
         word = m.group(0)
+        line_start = line_start or "\n" in text[pos:start]
+        if reading.html and (text.startswith("<!--", start) or line_start and text.startswith("-->", start)):
+            kind, end = "comment", _line_end(text, start)
         if kind == "comment":
             literal("comment", start, end)
+            line_start = line_start and text.startswith("/*", start) or "\n" in text[start:end]
             pos = end
             continue
+        line_start = False
         if kind == "string":
             literal("string", start, end)
             prev, operand, pos = word, True, end
             continue
         if kind == "tick":
-            end = _template_end(text, start + 1, values)
+            end = _template_end(text, start + 1, reading)
             literal("template", start, end)
             prev, operand, pos = "`", True, end
             continue
@@ -98,7 +118,7 @@ def _js(text: str, pos: int, nested: bool, values: frozenset) -> tuple:
                 continue
             operand = False
         elif kind == "lt" and not operand and _JSX_START.match(text, start):
-            end = _jsx_end(text, start, values)
+            end = _jsx_end(text, start, reading)
             literal("jsx", start, end)
             prev, operand, pos = "<>", True, end
             continue
@@ -119,7 +139,7 @@ def _js(text: str, pos: int, nested: bool, values: frozenset) -> tuple:
             else:
                 operand = True
         elif kind == "word":
-            operand = prev in (".", "?.") or word not in values
+            operand = prev in (".", "?.") or word not in reading.values
         elif kind == "number":
             operand = True
         else:  # an operator, `=>`, `++`/`--` (which end an operand: `a++ / 2`), a `<` that compares
@@ -128,6 +148,11 @@ def _js(text: str, pos: int, nested: bool, values: frozenset) -> tuple:
     if pos > code_from:
         regions.append(("code", text[code_from:pos]))
     return regions, pos
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end < 0 else end
 
 
 def _opens_block(prev: str) -> bool:
@@ -139,7 +164,7 @@ def _opens_block(prev: str) -> bool:
     return bool(re.match(r"[\\\w$\x80-\uffff]", prev)) and prev not in _VALUE_KEYWORDS - {"else", "do"}
 
 
-def _template_end(text: str, pos: int, values: frozenset) -> int:
+def _template_end(text: str, pos: int, reading: Reading) -> int:
     """The end of a template literal whose body starts at `pos` (after its backtick): its `${...}` lexed as
     code; the end of the text when nothing closes it."""
     n = len(text)
@@ -150,20 +175,20 @@ def _template_end(text: str, pos: int, values: frozenset) -> int:
         elif c == "`":
             return pos + 1
         elif text.startswith("${", pos):
-            _, pos = _js(text, pos + 2, True, values)
+            _, pos = _js(text, pos + 2, True, reading)
         else:
             pos += 1
     return n
 
 
-def _jsx_end(text: str, pos: int, values: frozenset) -> int:
+def _jsx_end(text: str, pos: int, reading: Reading) -> int:
     """The end of the JSX element that starts at `pos` (its `<`): nested elements counted, attributes'
     strings and `{...}` code skipped; the end of the text when nothing closes it."""
     n, depth = len(text), 0
     while pos < n:
         c = text[pos]
         if c == "{":
-            _, pos = _js(text, pos + 1, True, values)
+            _, pos = _js(text, pos + 1, True, reading)
         elif text.startswith("</", pos):
             close = text.find(">", pos)
             if close < 0:
@@ -172,7 +197,7 @@ def _jsx_end(text: str, pos: int, values: frozenset) -> int:
             if depth <= 0:
                 return pos
         elif c == "<":
-            pos, closed = _tag_end(text, pos + 1, values)
+            pos, closed = _tag_end(text, pos + 1, reading)
             if closed and depth == 0:
                 return pos
             depth += 0 if closed else 1
@@ -181,7 +206,7 @@ def _jsx_end(text: str, pos: int, values: frozenset) -> int:
     return n
 
 
-def _tag_end(text: str, pos: int, values: frozenset) -> tuple:
+def _tag_end(text: str, pos: int, reading: Reading) -> tuple:
     """(the end, whether it closes itself) of an opening tag whose name starts at `pos`."""
     n = len(text)
     while pos < n:
@@ -190,7 +215,7 @@ def _tag_end(text: str, pos: int, values: frozenset) -> tuple:
             close = text.find(c, pos + 1)
             pos = n if close < 0 else close + 1
         elif c == "{":
-            _, pos = _js(text, pos + 1, True, values)
+            _, pos = _js(text, pos + 1, True, reading)
         elif text.startswith("/>", pos):
             return pos + 2, True
         elif c == ">":

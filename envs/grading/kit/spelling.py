@@ -144,10 +144,10 @@ def uncommented(text: str, language: str = "") -> str:
 
 
 READINGS = {"java": ({"nested": False}, {"nested": True}, {"nested": True, "chars": True}),
-            "js": ({"reading": 0}, {"reading": 1})}
+            "js": tuple({"reading": i} for i in range(len(scanners.READINGS)))}
 """Where one lexer cannot tell languages apart (Java's and Groovy's flat block comments, Kotlin's and Scala's
-nested ones; Groovy's single-quoted strings, Scala's `'sym`) or two parses (JavaScript's `of`, `yield`, `await`:
-keywords or names), the readings it lexes."""
+nested ones; Groovy's single-quoted strings, Scala's `'sym`) or parses (JavaScript's `of`, `yield`, `await`:
+keywords or names; its `<!--` comments: a script's, not a module's), the readings it lexes."""
 
 
 def in_every_reading(text: str, language: str, kind: str) -> list:

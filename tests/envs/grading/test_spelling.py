@@ -110,6 +110,11 @@ CASES = {  # (rules, file, start, the agent's version): what the screens refuse,
     "Groovy: a single-quoted string holding a quote and an opener": (
         JAVA, "src/main/groovy/G.groovy", "class G {}\n",
         "class G {}\nclass H { def s = '\" /*'; static { System.exit(0) }; def t = '*/' }\n"),
+    "JavaScript: an HTML-like comment holding a backtick before a template's opener":
+        js("<!-- `\nconst a = `/*`; const p = process; const b = `*/`;\n"),
+    "JavaScript: a line's leading --> holding a backtick before a template's opener":
+        js("x = 1\n  --> `\nconst a = `/*`; const p = process; const b = `*/`;\n"),
+    "JavaScript: <!-- as operators in a module": js("let b = 3; if (a <!--b) { const p = process; }\n"),
     "Kotlin: an opener inside a template's string": (JAVA, "src/main/kotlin/Calc.kt", "fun f() = 1\n",
                                                     'fun f() = 1\nval s = "${"/*"}"\nfun g() { System.exit(0) }\n'
                                                     'val t = "*/"\n'),
@@ -233,6 +238,9 @@ def test_the_lexers_regions_follow_the_languages_grammar() -> None:
     assert kinds("x = <a href='/*'>{/* c */}</a> // d", "js") == [("jsx", "x = <a href='/*'>{/* c */}</a>"[4:]),
                                                                  ("comment", "// d")]
     assert spelling.uncommented('of /"/ + "//"', "js") == 'of /"/ + "//"'  # `//` a comment only if of is a name
+    assert kinds("x\n  --> a\ny <!-- b\n/* \n */ --> c", "js") == [
+        ("comment", "--> a"), ("comment", "<!-- b"), ("comment", "/* \n */"), ("comment", "--> c")]
+    assert kinds("x --> a", "js") == []  # not at a line's start: a decrement compared
     assert kinds("x = a < b // d", "js") == [("comment", "// d")]  # a comparison
     assert kinds("s = `open ${", "js") == [("template", "`open ${")]  # unterminated: a literal to the end
     assert kinds('val s = "${"/*"}" // d', "java") == [("string", '"${"/*"}"'), ("comment", "// d")]
