@@ -15,6 +15,10 @@ language is ambiguous to a lexer that does not parse, these lexers take the side
 - a `<` where a value can begin starts a JSX element, read to its matching close (attributes' strings and
   `{...}` code inside it): its text is no comment (`<p>/*</p>`). A TypeScript type argument there (`<T>(x) =>`)
   is read as an element too, to the end of the file if nothing closes it: text kept, never hidden;
+- a hashbang is a comment; TypeScript's non-null `x!` ends an operand (`x! / 2` divides);
+- where the language itself has two grammars (`of`, `yield`, `await` are keywords or names; `<!--` and a
+  line's leading `-->` begin comments in a script, CommonJS, but not a module), each READING is lexed, and the
+  screens drop only what every reading takes for a comment (spelling.py `in_every_reading`);
 - JVM strings (Kotlin, Groovy, Scala) hold `${...}` code the same way (`"${"/*"}"` is one string).
 
 Anything unterminated runs to the end of the text as the literal it began, never as a comment. Stdlib only.
@@ -85,6 +89,9 @@ def _js(text: str, pos: int, nested: bool, reading: Reading) -> tuple:
         code_from = end
 
     line_start = not nested  # only blanks (or comments that hold a line break) before it on its line
+    if pos == 0 and text.startswith("#!"):  # a hashbang: a comment, in a script and a module alike
+        literal("comment", 0, _line_end(text, 0))
+        pos = code_from
     while pos < n:
         m = _JS.search(text, pos)
         if m is None:
@@ -143,7 +150,9 @@ def _js(text: str, pos: int, nested: bool, reading: Reading) -> tuple:
         elif kind == "number":
             operand = True
         else:  # an operator, `=>`, `++`/`--` (which end an operand: `a++ / 2`), a `<` that compares
-            operand = word in ("++", "--")
+            # TypeScript's non-null `x!` ends an operand too (a `!` after one on its line is nothing else)
+            operand = word in ("++", "--") or (word == "!" and operand and "\n" not in text[pos:start]
+                                                and not text.startswith("!=", start))
         prev, pos = word, end
     if pos > code_from:
         regions.append(("code", text[code_from:pos]))

@@ -115,6 +115,11 @@ CASES = {  # (rules, file, start, the agent's version): what the screens refuse,
     "JavaScript: a line's leading --> holding a backtick before a template's opener":
         js("x = 1\n  --> `\nconst a = `/*`; const p = process; const b = `*/`;\n"),
     "JavaScript: <!-- as operators in a module": js("let b = 3; if (a <!--b) { const p = process; }\n"),
+    "JavaScript: a hashbang holding a backtick before a template's opener": (
+        NODE, "lib/f.js", "#!/usr/bin/env node `\n" + JS_START,
+        "#!/usr/bin/env node `\n" + JS_START + "const a = `/*`; const p = process; const b = `*/`;\n"),
+    "TypeScript: a non-null operand divided by a string that holds an opener":
+        (NODE, "lib/f.ts", JS_START, JS_START + 'const y = x! / 2 + "/*"; const p = process; "*/";\n'),
     "Kotlin: an opener inside a template's string": (JAVA, "src/main/kotlin/Calc.kt", "fun f() = 1\n",
                                                     'fun f() = 1\nval s = "${"/*"}"\nfun g() { System.exit(0) }\n'
                                                     'val t = "*/"\n'),
@@ -240,6 +245,9 @@ def test_the_lexers_regions_follow_the_languages_grammar() -> None:
     assert spelling.uncommented('of /"/ + "//"', "js") == 'of /"/ + "//"'  # `//` a comment only if of is a name
     assert kinds("x\n  --> a\ny <!-- b\n/* \n */ --> c", "js") == [
         ("comment", "--> a"), ("comment", "<!-- b"), ("comment", "/* \n */"), ("comment", "--> c")]
+    assert kinds("a = x! / 2 // c", "js") == [("comment", "// c")]  # TypeScript's non-null x, divided
+    assert kinds("a = x\n!/y/.test(s)", "js") == [("regex", "/y/")]
+    assert kinds("#!/usr/bin/env node\nx", "js") == [("comment", "#!/usr/bin/env node")]
     assert kinds("x --> a", "js") == []  # not at a line's start: a decrement compared
     assert kinds("x = a < b // d", "js") == [("comment", "// d")]  # a comparison
     assert kinds("s = `open ${", "js") == [("template", "`open ${")]  # unterminated: a literal to the end
