@@ -149,10 +149,11 @@ def _js(text: str, pos: int, nested: bool, reading: Reading) -> tuple:
             operand = prev in (".", "?.") or word not in reading.values
         elif kind == "number":
             operand = True
-        else:  # an operator, `=>`, `++`/`--` (which end an operand: `a++ / 2`), a `<` that compares
-            # TypeScript's non-null `x!` ends an operand too (a `!` after one on its line is nothing else)
-            operand = word in ("++", "--") or (word == "!" and operand and "\n" not in text[pos:start]
-                                                and not text.startswith("!=", start))
+        else:  # an operator, `=>`, a `<` that compares; `++`/`--` after an operand ends it (`a++ / 2`), before
+            # one begins it (`++/x/`); TypeScript's non-null `x!` ends an operand too (a `!` after one on its line
+            # is nothing else)
+            operand = operand and (word in ("++", "--") or word == "!" and "\n" not in text[pos:start]
+                                   and not text.startswith("!=", start))
         prev, pos = word, end
     if pos > code_from:
         regions.append(("code", text[code_from:pos]))
