@@ -29,6 +29,7 @@ from envs.docker.pidslimit import events_file, refused
 from envs.docker.snapshots import SnapshotMixin
 from envs.docker.registry import _has_host, pull_image
 from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
+from envs.interrupts import held
 
 _TIMEOUT_WRAPPER = """t=$1; shift
 timeout -k 5 "$t" "$@" & pid=$!
@@ -207,8 +208,9 @@ class DockerSandbox(FilesMixin, ChannelMixin, SnapshotMixin):
         size = int(api.inspect_image(image).get("Size") or 0) if image != self.config.image else self._base_size
         self.committed, self._image_size = max(0, size - self._base_size), size
         self._net = sandbox_network(api, self.config.base_url)
-        self._cid = cid = create_container(self._client, self.config, image, volume, self._net, self._instance,
-                                           channel=self._channel_host)
+        with held():  # a signal during the request would leave a container whose id this sandbox never learnt
+            self._cid = cid = create_container(self._client, self.config, image, volume, self._net, self._instance,
+                                               channel=self._channel_host)
         if not self._network:
             api.disconnect_container_from_network(cid, self._net)
         api.start(cid)
