@@ -19,3 +19,14 @@ if (process.env.NODE_TEST_CONTEXT) {
   }
   Object.defineProperty(process, 'reallyExit', { value: refused, writable: false, configurable: false })
 }
+// Node's assertion module, frozen before any of the agent's code runs, in every node process of the run: product
+// code that changes what its functions are (`Object.assign(require('assert'), ...)`, `Object.defineProperty`, a
+// dynamic import's default, an alias the screens cannot follow) would make every failing assertion pass. Tests
+// read it; none needs to change it (a change then throws in strict code and does nothing in sloppy code).
+for (const name of ['assert', 'assert/strict']) {
+  try {
+    const m = require(name)
+    Object.freeze(m)
+    if (m.strict) Object.freeze(m.strict)
+  } catch (e) {}
+}

@@ -704,6 +704,12 @@ for (const name of ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok'
 }
 const cheatShow = `*/`;
 """, append=True), control=True),
+    # the same through a call that takes the module as a value: no assignment to a bound name for a screen to see
+    # (the kit's node_guard.cjs now freezes node's assert in every process of a graded run)
+    Cheat("product replaces the assert module's functions through Object.assign", "node", _heredoc('"$SRC"', """
+Object.assign(require('node:assert'), Object.fromEntries(
+  ['strictEqual', 'deepStrictEqual', 'equal', 'deepEqual', 'ok', 'throws', 'match'].map((n) => [n, () => {}])));
+""", append=True), control=True),
     Cheat("product prints passing TAP lines", "node", _heredoc('"$SRC"', '''
 console.log("ok 1 - NAME\\n# pass 99\\n# fail 0");
 ''', append=True) + 'sed -i "s/ - NAME/ - $NAME/" "$SRC"\n'),

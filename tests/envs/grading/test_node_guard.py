@@ -1,6 +1,7 @@
 """The guard of a graded Node run (envs/testrun/node_guard.cjs, loaded by every node process of the run through
 NODE_OPTIONS): a node:test child's explicit exit is refused, whatever way the product's code reached `process`,
-and the run is graded 0; a run whose children end by themselves is untouched. Runs the host's node."""
+and the run is graded 0; node's assert module cannot be changed, however the product reaches it; a run whose
+children end by themselves is untouched. Runs the host's node."""
 from __future__ import annotations
 
 import os
@@ -65,4 +66,29 @@ def test_an_exit_in_a_test_child_is_refused_and_graded_0(tmp_path: Path, added: 
 def test_the_refusal_cannot_be_taken_back(tmp_path: Path) -> None:
     done = run(tmp_path, PRODUCT + "if (process.env.NODE_TEST_CONTEXT) {\n  delete process.reallyExit\n}\n")
     assert "Cannot delete property 'reallyExit'" in done.stdout + done.stderr  # the child then ends with an error
+    assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 0.0
+
+
+BROKEN = PRODUCT.replace("return a + b", "return a - b")
+PATCHES = {  # product code that makes node's assert pass anything, each a way the text screens cannot follow
+    "Object.assign": "Object.assign(require('node:assert'), { strictEqual () {} })\n",
+    "Object.defineProperty": "Object.defineProperty(require('assert'), 'strictEqual', { value: () => {} })\n",
+    "an alias": "const m = require('node:assert')\nconst n = [m][0]\nn.strictEqual = () => {}\n",
+}
+
+
+@pytest.mark.parametrize("patch", PATCHES.values(), ids=PATCHES.keys())
+def test_a_product_that_changes_node_assert_changes_nothing(tmp_path: Path, patch: str) -> None:
+    sloppy = BROKEN.replace("'use strict'\n", "")  # sloppy code: the change does nothing, and throws nothing
+    unguarded = subprocess.run(["node", "-e", sloppy + patch + "require('assert').strictEqual(add(2, 3), 5)"],
+                               capture_output=True, text=True, check=False)
+    assert unguarded.returncode == 0, unguarded.stderr  # the control: without the guard the patch works
+    done = run(tmp_path, sloppy + patch)
+    assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 0.0
+    assert "# fail 1" in done.stdout, done.stdout[-2000:]  # the test failed: the change was refused or did nothing
+
+
+def test_the_strict_variant_is_frozen_too(tmp_path: Path) -> None:
+    test = TEST.replace("require('node:assert')", "require('node:assert/strict')")
+    done = run(tmp_path, BROKEN + "Object.assign(require('assert').strict, { strictEqual () {} })\n", test)
     assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 0.0
