@@ -53,9 +53,14 @@ PATTERNS = {
 string's code without naming them. Plain uses of process (its env, platform, cwd, nextTick, hrtime) stay."""
 
 
+_DYNAMIC_IMPORT = re.compile(r"\bimport\s*\(")
+
+
 def canonical(text: str) -> str:
-    """The text with its names and strings spelled as the engine reads them (spelling.py `spelled`)."""
-    return spelled(text, LEXER)
+    """The text with its names and strings spelled as the engine reads them (spelling.py `spelled`), and a
+    dynamic `import(...)` spelled as the `require(...)` it is to the policy's tokens (`import('chai')` loads what
+    `require('chai')` does)."""
+    return _DYNAMIC_IMPORT.sub("require(", spelled(text, LEXER))
 
 
 def _unworded(text: str) -> str:

@@ -120,6 +120,9 @@ CASES = {  # (rules, file, start, the agent's version): what the screens refuse,
         "#!/usr/bin/env node `\n" + JS_START + "const a = `/*`; const p = process; const b = `*/`;\n"),
     "TypeScript: a non-null operand divided by a string that holds an opener":
         (NODE, "lib/f.ts", JS_START, JS_START + 'const y = x! / 2 + "/*"; const p = process; "*/";\n'),
+    "JavaScript: a test library loaded by a dynamic import":
+        js("import('chai').then((c) => { c.Assertion.prototype.assert = () => {}; });\n"),
+    "JavaScript: a runner loaded by a dynamic import, spaced": js("import ( 'mocha' ).then((m) => {});\n"),
     "Kotlin: an opener inside a template's string": (JAVA, "src/main/kotlin/Calc.kt", "fun f() = 1\n",
                                                     'fun f() = 1\nval s = "${"/*"}"\nfun g() { System.exit(0) }\n'
                                                     'val t = "*/"\n'),
