@@ -254,6 +254,10 @@ def jvm_string_end(text: str, start: int, quote: str) -> int:
     return n
 
 
+_QUOTED = re.compile(r"'(?:\\.|[^'\\\n])*'")
+"""A single-quoted JVM literal inside a template's code (Kotlin's char, Groovy's string)."""
+
+
 def _jvm_code_end(text: str, pos: int) -> int:
     """After the `}` that closes a JVM template's `${` whose code starts at `pos`, braces inside counted."""
     depth, n = 0, len(text)
@@ -263,8 +267,8 @@ def _jvm_code_end(text: str, pos: int) -> int:
             quote = '"""' if text.startswith('"""', pos) else '"'
             pos = jvm_string_end(text, pos, quote)
         elif c == "'":
-            close = re.match(r"'(?:\\.|[^'\\\n])*'", text[pos:])
-            pos += close.end() if close else 1
+            close = _QUOTED.match(text, pos)
+            pos = close.end() if close else pos + 1
         elif text.startswith("/*", pos):
             close = text.find("*/", pos + 2)
             pos = n if close < 0 else close + 2
