@@ -8,10 +8,11 @@ For each repository: `autoinstall` (embedded model, --rebuild-check unless --no-
 partial or failed with its class; the suite's size (default collection, selected, deselected), the tests
 that passed in every run, failed, errored, skipped, flaky, stubs, the threshold and cap, repairs, wall time
 (the counts as every surface has them: envs/catalog_record.py). A dev repository that is not fetched counts
-as a failure (`missing`); `verified_over_cap` names any row verified with more deselected than its cap. Then the naive baseline in a fresh base-image container:
-`pip install -e .[test]` then `pytest` (runnable = at least one test passed). With --compare-shared-cache
-each repository is built a second time the way builds ran before the cache was layered (one read-write
-cache for every sandbox), and both medians are reported. The last line is one JSON object.
+as a failure (`missing`); `verified_over_cap` names any row verified with more deselected than its cap. Then the
+naive baseline (bench/naive.py): the language's one-liner (`pytest`, `go test ./...`, `cargo test`, `npm test`,
+`mvn test`) in a fresh container of its Debian toolchain, the network on; `naive_runnable` by language too.
+With --compare-shared-cache each repository is built a second time the way builds ran before the cache was
+layered (one read-write cache for every sandbox), and both medians are reported. The last line is one JSON object.
 """
 from __future__ import annotations
 
@@ -27,13 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from autoinstall.options import BuildOptions, docker_factory  # noqa: E402
 from autoinstall.pipeline import build_environment  # noqa: E402
-from autoinstall.source.checkout import prepare_source  # noqa: E402
 from envs.baseimage import ensure_base_image  # noqa: E402
 from envs.catalog_record import SuiteCounts  # noqa: E402
-from envs.docker import DockerFactory, DockerSandbox, DockerSandboxConfig  # noqa: E402
+from envs.docker import DockerFactory, DockerSandbox  # noqa: E402
 from envs.home import cache_dir  # noqa: E402
 from envs.spec import EnvSpec  # noqa: E402
-from envs.testrun import parse_summary  # noqa: E402
+
+from bench.naive import run_naive  # noqa: E402
 
 DEV_REPOS = ["pallets+jinja", "pallets+markupsafe", "GrahamDumpleton+wrapt", "testing-cabal+testtools",
              "cherrypy+cheroot", "giampaolo+pyftpdlib", "wolph+python-progressbar", "amperser+proselint",
@@ -71,7 +72,6 @@ for _language, _repos in CLASS_REPOS.items():
     LANGUAGE_REPOS[_language].update({name: commit for name, (commit, _) in _repos.items()})
 CLASS_OF = {name: why.split(":")[0] for repos in CLASS_REPOS.values() for name, (_, why) in repos.items()}
 """The class a repository exercises, shown in its bench row (None for the older dev set)."""
-NAIVE = "pip install -q -e '.[test]' || pip install -q -e .; pip install -q pytest; python -m pytest -q -p no:cacheprovider"
 
 
 class SharedCacheFactory(DockerFactory):
@@ -115,18 +115,6 @@ def missing_row(repo: str, name: str, language: str) -> dict:
             "wall_s": 0.0, "naive": {}, "message": f"{repo} is not there: fetch it first"}
 
 
-def run_naive(repo: str, scratch: Path, commit: str | None = None) -> dict:
-    started = time.monotonic()
-    src = scratch / "naive"
-    prepare_source(repo, commit, src)
-    with DockerSandbox(DockerSandboxConfig(image=ensure_base_image("3.11"))) as sandbox:
-        sandbox.put(src, sandbox.workdir)
-        result = sandbox.exec(NAIVE, timeout=900)
-    counts = parse_summary(result.output)
-    return {"runnable": counts["passed"] > 0, "passed": counts["passed"],
-            "failed": counts["failed"] + counts["error"], "wall_s": round(time.monotonic() - started, 1)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repos", nargs="*")
@@ -159,7 +147,8 @@ def main() -> None:
             tool = run_tool(repo, out, not args.no_rebuild_check, commit=commits.get(repo))
             shared = (run_tool(repo, Path(tmp) / f"shared{i}", not args.no_rebuild_check, shared_cache=True)
                       if args.compare_shared_cache else {})
-            naive = {} if args.no_naive else run_naive(repo, Path(tmp) / f"n{i}", commits.get(repo))
+            naive = ({} if args.no_naive else
+                     run_naive(repo, Path(tmp) / f"n{i}", language_of.get(repo, "python"), commits.get(repo)))
             row = {"repo": name, **tool, "naive": naive, "shared_cache_wall_s": shared.get("wall_s"),
                    "language": language_of.get(repo, "python"), "class": CLASS_OF.get(name)}
             rows.append(row)
@@ -208,14 +197,17 @@ def over_cap(row: dict) -> bool:
 
 
 def by_language(rows: list[dict]) -> dict[str, dict]:
-    """Per language: repos, verified, partial and the median wall of those that ran."""
+    """Per language: repos, verified, partial, the median wall of those that ran, and the naive one-liner's runnable
+    count (bench/naive.py)."""
     out: dict[str, dict] = {}
     for lang in dict.fromkeys(r["language"] for r in rows):
         mine = [r for r in rows if r["language"] == lang]
         walls = [r["wall_s"] for r in mine if r["status"] != "missing"]
         out[lang] = {"repos": len(mine), "verified": sum(r["status"] == "verified" for r in mine),
                      "partial": sum(r["status"] == "partial" for r in mine),
-                     "median_wall_s": round(statistics.median(walls), 1) if walls else None}
+                     "median_wall_s": round(statistics.median(walls), 1) if walls else None,
+                     "naive_runnable": (sum(bool(r["naive"].get("runnable")) for r in mine)
+                                        if any(r.get("naive") for r in mine) else None)}
     return out
 
 

@@ -51,7 +51,8 @@ def test_missing_repositories_fail_and_a_verified_row_over_its_cap_is_named() ->
     assert summary["median_wall_s"] == 20.0  # the missing row has no wall time to count
     missing = summary["per_repo"][-1]
     assert (missing["status"], missing["collected"], missing["passed"]) == ("missing", None, 0)
-    assert summary["by_language"]["go"] == {"repos": 1, "verified": 0, "partial": 1, "median_wall_s": 30.0}
+    assert summary["by_language"]["go"] == {"repos": 1, "verified": 0, "partial": 1, "median_wall_s": 30.0,
+                                               "naive_runnable": None}
 
 
 def test_the_class_repositories_are_pinned_in_their_language_and_their_rows_name_the_class() -> None:
