@@ -1,5 +1,6 @@
 """The naive baseline of bench/setup_success.py: the one-liner a person tries first in each language, in a fresh
-container of Debian's toolchain for it (the packages `autoinstall` starts from), the network on.
+container of Debian's toolchain for it (the suite and packages `autoinstall` starts from: bookworm's Python 3.11,
+trixie's Go 1.24, rustc 1.85, Node 20, JDK 21), the network on.
 
     python  pip install -e .[test] (or -e .), pytest        runnable: at least one test passed
     go      go test ./...                                    runnable: exit 0 (passed: packages `ok`)
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 from pathlib import Path
 
+from autoinstall.ecosystems.compiled import CompiledEcosystem
 from autoinstall.ecosystems.go import PACKAGES as GO_PACKAGES
 from autoinstall.ecosystems.java import PACKAGES as JAVA_PACKAGES
 from autoinstall.ecosystems.node.companion import PACKAGES as NODE_PACKAGES
@@ -104,7 +106,9 @@ def run_naive(repo: str, scratch: Path, language: str, commit: str | None = None
     started = time.monotonic()
     src = scratch / "naive"
     prepare_source(repo, commit, src)
-    image = ensure_base_image("3.11", packages=one_liner.packages)
+    # the suite `autoinstall` starts each language from: trixie's (Python 3.13) for the compiled ones
+    python = "3.11" if language == "python" else CompiledEcosystem.toolchains[0]
+    image = ensure_base_image(python, packages=one_liner.packages)
     with DockerSandbox(DockerSandboxConfig(image=image)) as sandbox:
         sandbox.put(src, sandbox.workdir)
         result = sandbox.exec(one_liner.command, timeout=timeout_s)
