@@ -206,6 +206,18 @@ class Layered(Protocol):
 
 
 @runtime_checkable
+class Changes(Protocol):
+    """A sandbox whose host lists what its own root filesystem changed since it started (a container's writable
+    layer), with no walk of the filesystem inside it."""
+
+    def changes(self) -> list[tuple[str, str]] | None:
+        """(kind, path) for each path of the root filesystem added ("A"), changed ("C": content, metadata, a folder's
+        entries) or deleted ("D") since the sandbox started from its image; what mounts hold (a tmpfs, a bind) is
+        not in it. None when it cannot tell."""
+        ...
+
+
+@runtime_checkable
 class DirectChannel(Protocol):
     """A sandbox that shares a private directory with the host (read-only inside), so a server inside it can
     connect to a Unix socket the host listens on: the tool server's fast path, past the exec stream."""

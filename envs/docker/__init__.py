@@ -2,7 +2,8 @@
 
 - `engine.py`: connecting (`connect`, `check_engine`), the proxy/label constants everything shares.
 - `trust.py`: the host's CA bundle in every client (CA_ENV, the trust files a sandbox mounts and images copy).
-- `sandbox.py`: `DockerSandbox` (one locked-down container: exec, snapshots, network), `interrupt_sandboxes` (Ctrl-C for other threads' sandboxes); `files.py` its file transfers, `snapshots.py` its snapshots.
+- `sandbox.py`: `DockerSandbox` (one locked-down container: exec, snapshots, network), `interrupt_sandboxes` (Ctrl-C for other threads' sandboxes); `files.py` its file transfers, `snapshots.py` its snapshots, `upper.py` its
+  own changes read from its writable layer on the host (`changes`).
 - `container.py`: `DockerSandboxConfig` and how its container is created (limits, mounts, environment).
 - `factory.py`: `DockerFactory`, the SandboxFactory over one engine.
 - `diskwatch.py`: disk limits by polling, one poller per engine.

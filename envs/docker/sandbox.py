@@ -27,6 +27,7 @@ from envs.docker.files import FilesMixin
 from envs.docker.network import NETWORK, sandbox_network
 from envs.docker.pidslimit import events_file, refused
 from envs.docker.snapshots import SnapshotMixin
+from envs.docker.upper import layer_changes, layer_dirs
 from envs.docker.registry import _has_host, pull_image
 from envs.errors import EnvError, EnvNotStartedError, ImageNotFoundError, SandboxLimitError
 from envs.interrupts import held
@@ -67,7 +68,7 @@ def interrupt_sandboxes() -> int:
 
 
 class DockerSandbox(FilesMixin, ChannelMixin, SnapshotMixin):
-    """A Sandbox (a DirectChannel and Layered too) backed by one container running `sleep infinity`; see
+    """A Sandbox (a DirectChannel, Layered and Changes too) backed by one container running `sleep infinity`; see
     envs/base.py. Its snapshots: envs/docker/snapshots.py."""
 
     kind = "docker"
@@ -82,6 +83,8 @@ class DockerSandbox(FilesMixin, ChannelMixin, SnapshotMixin):
         self.limit_error: str | None = None
         self._cache_layer: tuple[str, Path] | None = None
         self._events: tuple[str | None, Path | None] | None = None  # (container id, its pids.events on the host)
+        self._layers: tuple[str | None, tuple[str, tuple[str, ...]] | None] | None = None
+        """(container id, its writable layer's upper and lower directories on this host, or None): `changes`."""
         self._instance = {INSTANCE_LABEL: uuid.uuid4().hex}
         """On every container of this sandbox: what `stop` removes even when an interrupt (SIGTERM, Ctrl-C)
         came between the engine creating a container and this object learning its id."""
@@ -331,6 +334,16 @@ class DockerSandbox(FilesMixin, ChannelMixin, SnapshotMixin):
             idle_s=idle_before(until, start, out.last_write, err.last_write, *list(self.disk_growth))
             if timed_out and until is not None else None,
         )
+
+    def changes(self) -> list[tuple[str, str]] | None:
+        """The container's writable layer read on this host (envs/docker/upper.py); see envs/base.py `Changes`.
+        None where the engine's storage is not overlay2 on this host."""
+        if self._layers is None or self._layers[0] != self._cid:
+            with self._engine("changes"):
+                driver = self._api.inspect_container(self._cid).get("GraphDriver") or {}
+            self._layers = (self._cid, layer_dirs(driver))
+        found = self._layers[1]
+        return None if found is None else layer_changes(*found)
 
     def _exit_code(self, exec_id: str) -> int:
         for _ in range(200):

@@ -126,6 +126,11 @@ class RunnerAbilities(BaseModel):
     content_keyed: Callable[[str], bool] = _no_file
     """Whether those caches find their entries by this file's content (a file of the checkout a validation
     changed): after a change they cannot see, a container is never given to the next validation."""
+    reset_caches: Callable[[str], str] | None = None
+    """(test command) -> a shell command printing, one a line, the absolute folders (the workspace's too) where
+    its runs keep what a later run reads and could report differently by (a results cache ordering the next
+    run's files); "" or None: none. A validation container that is reused has them put back as they were when it
+    started, before it is looked at (autoinstall/tasks/containers.py): every validation sees the image's."""
     crash: str = ""
     """A regular expression its output matches when a test process ended before reporting every test (a Go
     panic, a signal, the interpreter's fatal error); empty: never told apart."""

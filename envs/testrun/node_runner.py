@@ -5,6 +5,8 @@ Ids are `file > suite > test` as far as the output names them. Deselected tests 
 it can (node_select.py); `collect` counts a suite without running it (node_collect.py)."""
 from __future__ import annotations
 
+import posixpath
+
 from envs.base import Sandbox
 from envs.folder import InFolder, split_folder
 from envs.spec import Deselection, TestResult, TestRun
@@ -72,6 +74,36 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
         run.counts = count(run.results) if results else counts | {"error": counts.get("error", 0) + 1}
     run.collection_ok = run.ran > 0 or result.exit_code == 0
     return run
+
+
+NPM_CACHES = ('c=$(npm config get cache) && l=$(npm config get logs-dir) && [ -n "$c" ] && '
+              '{ { [ "$l" != null ] && [ -n "$l" ]; } || l="$c/_logs"; } && '
+              'echo "$l" && echo "$c/_update-notifier-last-checked"')
+VITEST_CACHES = ("node_modules/.vite/vitest", "node_modules/.vitest")
+"""vitest's results cache (vitest 1 and later, under vite's cacheDir; vitest 0.x), in the folder it runs in."""
+
+
+def neutral_caches(command: str) -> str:
+    """npm's debug logs and its update notifier's mark, where `npm config` says they are: npm writes a log on every
+    command (and removes the oldest past logs-max), and the mark's time only decides whether npm looks for a newer
+    npm (never here: the runs set npm_config_update_notifier=false, with the network off). No run reads either to
+    compute anything it reports."""
+    return NPM_CACHES
+
+
+def content_keyed(path: str) -> bool:
+    """True: npm's logs and mark are never read by a run, so no file of the checkout can make them stale."""
+    return True
+
+
+def reset_caches(command: str) -> str:
+    """vitest's results cache: each test file's last duration and whether it failed, by which the next run orders
+    its files (failed ones first, then the slowest), so a run after another validation's could order, and report,
+    differently. Put back as the image had it before a container is reused, every validation sees what a fresh
+    container, and the grader, see. (jest's cache is under TMPDIR, which each validation starts empty.)"""
+    folder, _ = split_folder(command)
+    root = posixpath.join("$PWD", folder) if folder else "$PWD"
+    return " && ".join(f'echo "{root}/{path}"' for path in VITEST_CACHES)
 
 
 __all__ = ["collect", "parse_node_output", "parse_node_summary", "run"]

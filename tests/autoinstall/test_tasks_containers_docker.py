@@ -1,6 +1,7 @@
 """Validation containers on Docker: one goes back to the pool only when a validation left it exactly as it found
 it. A file written, a file removed, a bytecode or build artefact (even in a folder git already ignores) or a
-write outside the workspace each stop it, so the next validation starts from the image's own state."""
+write outside the workspace each stop it, so the next validation starts from the image's own state: whether the
+check reads the container's writable layer on the host or walks its filesystem."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ import pytest
 from autoinstall.options import docker_factory
 from autoinstall.tasks.containers import Containers
 from autoinstall.tasks.workspace import apply_patch
+from envs.base import Changes, Sandbox, SandboxFactory
 
 SOURCE = "def double(x):\n    return 2 * x\n"
 PATCH = ("--- a/pkg/calc.py\n+++ b/pkg/calc.py\n@@ -1,2 +1,2 @@\n def double(x):\n-    return 2 * x\n"
@@ -45,6 +47,34 @@ def validation(containers: Containers, change: str | None) -> None:
         restored()
 
 
+class Walked:
+    """A Docker sandbox that does not list its own changes (envs/base.py `Changes`): the check walks it."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self._sandbox = sandbox
+
+    def __getattr__(self, name: str) -> object:
+        if name == "changes":
+            raise AttributeError(name)
+        return getattr(self._sandbox, name)
+
+    def __enter__(self) -> Walked:
+        self._sandbox.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._sandbox.__exit__(*exc)
+
+
+class WalkedFactory:
+    def __init__(self, factory: SandboxFactory) -> None:
+        self.factory = factory
+
+    def sandbox(self, image: str, *, network: bool) -> Walked:
+        return Walked(self.factory.sandbox(image, network=network))
+
+
+@pytest.mark.parametrize("look", ["listed", "walked"])
 @pytest.mark.parametrize("change", [
     "echo new > pkg/extra.py",                     # a file the candidate wrote
     "rm build/old.o",                              # a file it removed (ignored: git status cannot see it)
@@ -56,8 +86,10 @@ def validation(containers: Containers, change: str | None) -> None:
     "rm /var/keep",                                # a file removed outside the workspace
     "touch pkg/calc.py.orig",                      # beside the candidate's own file
 ])
-def test_a_container_a_validation_changed_is_never_reused(image: str, change: str) -> None:
-    containers = Containers(docker_factory(), image)
+def test_a_container_a_validation_changed_is_never_reused(image: str, change: str, look: str) -> None:
+    """The same verdicts whether the container's writable layer is read on the host (listed) or walked."""
+    factory = docker_factory() if look == "listed" else WalkedFactory(docker_factory())
+    containers = Containers(factory, image)  # type: ignore[arg-type]
     try:
         validation(containers, None)
         validation(containers, None)
@@ -66,6 +98,8 @@ def test_a_container_a_validation_changed_is_never_reused(image: str, change: st
         validation(containers, None)
         assert (containers.started, containers.reused) == (2, 2), change  # the changed one was stopped
         with containers.lease(["pkg/calc.py"]) as (box, _):  # the image's own state
+            layer = box.changes() if isinstance(box, Changes) else None  # the engine runs on this host
+            assert (layer is not None) == (look == "listed"), layer
             assert box.read_file("pkg/calc.py") == SOURCE.encode()
             listed = box.exec("ls -A pkg build pkg/__pycache__ /var /tmp /root/.cache", timeout=60).stdout
             assert "old.o" in listed and "old.pyc" in listed and "keep" in listed

@@ -155,7 +155,8 @@ def test_go_names_its_caches_and_the_files_they_are_keyed_by() -> None:
     assert go_caches("go test -json -count=1 ./...") == "go env GOCACHE GOTELEMETRYDIR"
     assert [content_keyed(p) for p in ["a.go", "x/y_test.go", "go.mod", "sub/go.sum", "go.work"]] == [True] * 5
     assert not any(content_keyed(p) for p in ["x/a.h", "x/a.c", "notgo.mod", "data.json", "lib.a", "a.s"])
-    assert all(abilities(r).neutral_caches is None for r in ["pytest", "cargo", "maven", "node", "unittest"])
+    assert all(abilities(r).neutral_caches is None for r in ["pytest", "cargo", "maven", "unittest"])
+    assert all(abilities(r).reset_caches is None for r in ["pytest", "cargo", "maven", "unittest", "go"])
 
 
 @pytest.mark.parametrize(("before", "after"), [(None, "-count=1"), ("-mod=vendor", "-mod=vendor -count=1")])
@@ -168,3 +169,59 @@ def test_every_go_command_of_a_run_keeps_no_test_result(before: str | None, afte
     box = FakeSandbox(rules=[("go test", ExecResult(exit_code=0, stdout=""))]).start()
     abilities("go").run(box, "go test -json ./...", [], 60, None)
     assert box.commands()[-1].startswith(NO_RESULT_CACHE + " && go test -json")
+
+
+def test_node_names_npm_s_logs_as_neutral_and_vitest_s_results_as_put_back(tmp_path: Path) -> None:
+    """npm says where its cache is (the logs under it unless logs-dir is set); vitest's results cache is in the
+    folder the command runs in; npm's logs go stale by no file of the checkout."""
+    node = abilities("node")
+    npm = tmp_path / "npm"
+    npm.write_text('#!/bin/sh\ncase "$3" in cache) echo /root/.npm;; logs-dir) echo "${LOGS:-null}";; esac\n')
+    npm.chmod(0o755)
+    command = node.neutral_caches("npm test") if node.neutral_caches else ""
+    for logs, said in [(None, "/root/.npm/_logs"), ("/var/log/npm", "/var/log/npm")]:
+        env = {"PATH": f"{tmp_path}:/usr/bin:/bin", **({"LOGS": logs} if logs else {})}
+        shown = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True, check=True)
+        assert shown.stdout.split() == [said, "/root/.npm/_update-notifier-last-checked"]
+    assert node.content_keyed("src/a.h") and node.content_keyed("package.json")
+    reset = node.reset_caches("npm test -- --reporter=verbose") if node.reset_caches else ""
+    shown = subprocess.run(["bash", "-c", f"cd {tmp_path} && {reset}"], capture_output=True, text=True, check=True)
+    assert shown.stdout.split() == [f"{tmp_path}/node_modules/.vite/vitest", f"{tmp_path}/node_modules/.vitest"]
+    assert "$PWD/packages/a/node_modules" in (node.reset_caches or str)("cd packages/a && npm test")
+
+
+def test_what_the_walk_leaves_out_is_what_a_listed_change_leaves_out() -> None:
+    left_out = containers._left_out(("/root/.npm/_logs",))
+    assert [left_out(p) for p in ["/proc/1", "/var/tmp/autoinstall-lease-1", "/var/tmp/autoinstall", "/tmp/a",
+                                  "/root/.npm/_logs", "/root/.npm/_logs/x.log", "/etc/hosts"]] == [True] * 7
+    assert not any(left_out(p) for p in ["/root/.npm", "/root/.npm/_logs2", "/var/tmp/.autoinstall-resolv.conf",
+                                         "/tmpfile", "/workspace/proc", "/var/tmp/x"])
+
+
+def test_a_reset_cache_is_put_back_and_left_out_while_a_change_beside_it_is_seen(box: LocalSandbox,
+                                                                                  tmp_path: Path) -> None:
+    """A cache a run rewrote (or made, or removed) is put back as it was kept; what is beside it is a change."""
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(containers, "SCRATCH", str(tmp_path / "scratch"))
+    try:
+        results = Path(box.workdir) / "node_modules" / ".vite" / "vitest"
+        results.mkdir(parents=True)
+        (results / "results.json").write_text("image")
+        assert box.exec("git add -A && git -c user.name=t -c user.email=t@t commit -qm cache", timeout=60).ok
+        absent = str(Path(box.workdir) / "node_modules" / ".vitest")
+        reset = (str(results), absent)
+        assert box.exec(containers._save(reset).removeprefix(" && "), timeout=60).ok
+        for change, reused in [("echo run > node_modules/.vite/vitest/results.json", True),
+                               ("rm -r node_modules/.vite/vitest", True),
+                               ("mkdir -p node_modules/.vitest && echo x > node_modules/.vitest/r", True),
+                               ("echo x > node_modules/.vite/other", False)]:
+            listing = box.exec(containers._listing(reset), timeout=60).stdout
+            state = containers._state(box)
+            mark = tmp_path / f"mark-{time.monotonic_ns()}"
+            mark.touch()
+            time.sleep(0.05)
+            assert box.exec(change, timeout=60).ok
+            assert unchanged(box, str(mark), listing, ["a.go"], state, (), reset) is reused, change
+            assert (results / "results.json").read_text() == "image" and not Path(absent).exists()
+    finally:
+        monkeypatch.undo()

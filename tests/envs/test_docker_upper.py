@@ -1,0 +1,37 @@
+"""A container's own changes read from overlay2's upper directory on the host (envs/docker/upper.py): a whiteout is
+deleted, what no lower layer holds is added, the rest changed; no readable overlay2 layer, no list."""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from envs.docker.upper import layer_changes, layer_dirs
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a whiteout is a device node: making one needs root")
+def test_the_upper_directory_is_read_as_the_engine_lists_it(tmp_path: Path) -> None:
+    lower, upper = tmp_path / "lower", tmp_path / "upper"
+    (lower / "etc").mkdir(parents=True)
+    (lower / "etc" / "conf").write_text("image")
+    (lower / "etc" / "gone").write_text("image")
+    (upper / "etc").mkdir(parents=True)
+    (upper / "etc" / "conf").write_text("rewritten")
+    (upper / "root" / ".npm").mkdir(parents=True)
+    (upper / "root" / ".npm" / "log").write_text("new")
+    os.mknod(upper / "etc" / "gone", stat.S_IFCHR | 0o600, os.makedev(0, 0))  # overlayfs's whiteout
+    assert sorted(layer_changes(str(upper), (str(lower),)) or []) == [
+        ("A", "/root"), ("A", "/root/.npm"), ("A", "/root/.npm/log"),
+        ("C", "/etc"), ("C", "/etc/conf"), ("D", "/etc/gone")]
+    assert layer_changes(str(tmp_path / "missing"), ()) is None  # not read whole: the caller walks instead
+
+
+def test_only_a_readable_overlay2_layer_is_read(tmp_path: Path) -> None:
+    data = {"UpperDir": str(tmp_path), "LowerDir": f"{tmp_path}:{tmp_path}"}
+    assert layer_dirs({"Name": "overlay2", "Data": data}) == (str(tmp_path), (str(tmp_path), str(tmp_path)))
+    assert layer_dirs({"Name": "btrfs", "Data": data}) is None
+    assert layer_dirs({"Name": "overlay2", "Data": {"UpperDir": str(tmp_path / "elsewhere")}}) is None
+    assert layer_dirs({"Name": "overlay2", "Data": {**data, "LowerDir": str(tmp_path / "gone")}}) is None
+    assert layer_dirs({}) is None
