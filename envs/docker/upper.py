@@ -6,9 +6,11 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from pathlib import Path
 from typing import Any
 
+MAX_ENTRIES = 100_000
+"""Past this many entries the layer is not read here (None: the caller walks inside the container, under its
+limits): what a container writes must not cost this host an unbounded walk."""
 OPAQUE = "trusted.overlay.opaque"
 """The extended attribute of a folder that hides everything the layers below hold in it (made anew)."""
 
@@ -33,22 +35,41 @@ def _opaque(path: str) -> bool:
         raise
 
 
+def _in_layer(lower: str, path: str) -> bool:
+    """Whether the lower layer holds `path`, each component looked at with lstat inside the layer: a link there
+    (an image's `/lib -> usr/lib`, or one a build step planted pointing at this host's `/etc`) is never
+    followed, so nothing outside the layer is looked at; a path under a link counts as held (changed, not added)."""
+    at = lower
+    for part in path.strip("/").split("/"):
+        at = os.path.join(at, part)
+        try:
+            st = os.lstat(at)
+        except FileNotFoundError:
+            return False
+        if stat.S_ISLNK(st.st_mode):
+            return True
+    return True
+
+
 def layer_changes(upper: str, lowers: tuple[str, ...]) -> list[tuple[str, str]] | None:
     """(kind, path) for every entry of the upper directory: "D" for a whiteout (deleted), "A" for one no lower
     layer holds or a folder made anew (opaque: what the lower ones held in it is gone), "C" otherwise. None when
-    the directory cannot be read whole (the caller then looks another way)."""
+    the directory cannot be read whole or holds more than MAX_ENTRIES (the caller then looks another way).
+    Nothing is followed: os.walk does not enter linked folders and the lower layers are read by `_in_layer`."""
     out: list[tuple[str, str]] = []
     failed: list[OSError] = []
     try:
         for root, dirs, files in os.walk(upper, onerror=failed.append):
             inside = root[len(upper):] or "/"
             for name in dirs + files:
+                if len(out) >= MAX_ENTRIES:
+                    return None
                 host, path = os.path.join(root, name), os.path.join(inside, name)
                 st = os.lstat(host)
                 if stat.S_ISCHR(st.st_mode) and st.st_rdev == 0:
                     out.append(("D", path))
                 elif (stat.S_ISDIR(st.st_mode) and _opaque(host)) or \
-                        not any(os.path.lexists(Path(low, path.lstrip("/"))) for low in lowers):
+                        not any(_in_layer(low, path) for low in lowers):
                     out.append(("A", path))
                 else:
                     out.append(("C", path))
