@@ -133,7 +133,8 @@ class Sandbox(Protocol):
 
     def get(self, src: str, dest: Path) -> None:
         """Copy a file or directory out of the sandbox to the host path `dest`. Not capped: what the sandbox's
-        code wrote (reports, logs, outputs) is read with `read_file`, which is."""
+        code wrote (reports, logs, outputs) is read with `read_file`, which is. A sandbox that is not this host
+        leaves out links whose target leaves `dest`, FIFOs and devices."""
         ...
 
     def write_file(self, path: str, data: bytes) -> None: ...

@@ -22,6 +22,8 @@ INTERNAL = {
                                              "with what it has recorded",
     "autoinstall.source.gitdata.GitDataError": "checkout.py wraps every one in a SourceError that says what "
                                                "to do next",
+    "autoinstall.source.tree.CopyTooLarge": "checkout.py and gitdata.py wrap every one in a SourceError (or a "
+                                            "GitDataError, itself wrapped) that says what to do next",
     "envs.testrun.grading.NotGradable": "autoinstall/tasks/make.py catches it and drops the task (counted)",
     "envs.grading.kit.trees.TreeTooLarge": "raised inside task images by the stdlib-only grader kit, which "
                                            "cannot import envs.errors",

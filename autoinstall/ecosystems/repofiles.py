@@ -49,6 +49,9 @@ MAX_FILE_BYTES = 2_000_000
 """Files larger than this are not read (a note says so): manifests and sources are far smaller."""
 MAX_TOTAL_BYTES = 512_000_000
 """What one survey reads and keeps at most, all files together (a checkout of many large files stops)."""
+YAML_ALIAS_NODES = 100_000
+"""What a YAML file's aliases may add to it, in nodes: nine levels of `&a [*b, *b, ...]` make a 600-byte file
+that is 9**9 nodes to whoever walks or prints it (alias reuse is fine: GitLab's `<<: *defaults`)."""
 Kind = Literal["file", "dir", "missing", "outside", "loop", "fifo", "socket", "device", "other"]
 SPECIAL = {stat.S_IFIFO: "fifo", stat.S_IFSOCK: "socket", stat.S_IFCHR: "device", stat.S_IFBLK: "device"}
 _WHY = {"outside": "points outside the checkout, not read", "loop": "a symlink loop, not read",
@@ -247,15 +250,20 @@ class RepoFiles:
         return parser
 
     def yaml(self, rel: str) -> Any:
-        """The parsed YAML file, or None with a note if malformed."""
+        """The parsed YAML file, or None with a note if malformed or if its aliases blow it up (`tree_size`)."""
         text = self.text(rel)
         if text is None:
             return None
         try:
-            return yaml.safe_load(text)
+            data = yaml.safe_load(text)
         except (yaml.YAMLError, RecursionError, ValueError, TypeError) as e:  # a huge int, an unhashable key
             self.note(f"{rel}: malformed YAML, ignored ({(str(e).splitlines() or [''])[0][:200]})")
             return None
+        if tree_size(data, len(text) + YAML_ALIAS_NODES) is None:
+            self.note(f"{rel}: its aliases expand it past {YAML_ALIAS_NODES} nodes more than its length, or it "
+                      "contains itself: ignored")
+            return None
+        return data
 
     def evidence(self, rel: str, needle: str, after: int = 0) -> Evidence:
         """Evidence for the first line at or after line `after` (1-based) containing `needle`."""
@@ -323,3 +331,28 @@ class RepoFiles:
                     self.note(f"more than {limit} {'/'.join(suffixes)} files: only the first read")
                     return
                 yield path
+
+
+def tree_size(data: object, limit: int) -> int | None:
+    """The nodes of `data` counted as a tree (a list, pair or dict shared by aliases once per place it appears), or
+    None past `limit` or when it contains itself. Each shared node is sized once, so this costs its own size."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()  # the containers on the current path: meeting one again is a cycle
+    stack: list[tuple[Any, bool]] = [(data, False)]
+    while stack:
+        node, closing = stack.pop()
+        if not isinstance(node, (list, tuple, dict)) or (not closing and id(node) in sizes):
+            continue
+        items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        if closing:
+            open_nodes.discard(id(node))
+            size = sizes[id(node)] = 1 + sum(sizes.get(id(item), 1) for item in items)
+            if size > limit:
+                return None
+        elif id(node) in open_nodes:
+            return None
+        else:
+            open_nodes.add(id(node))
+            stack.append((node, True))
+            stack.extend((item, False) for item in items)
+    return sizes.get(id(data), 1)

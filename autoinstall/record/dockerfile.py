@@ -18,6 +18,12 @@ def _json_str(value: str) -> str:
     return json.dumps(value)
 
 
+def _label(value: str) -> str:
+    """`value` inside a LABEL's double quotes, on one line: quotes, backslashes and controls escaped, `$` not
+    expanded (a REPO with a newline, a JSON line's or a folder's, would start an instruction of its own)."""
+    return json.dumps(value, ensure_ascii=False)[1:-1].replace("$", "\\$")
+
+
 def render_dockerfile(*, base_image: str, steps: list[Step], env: dict[str, str], name: str,
                       commit: str | None, source: str, pin_env: tuple[str, ...] = (),
                       toolchains: list[ToolchainRecord] | None = None) -> str:
@@ -37,7 +43,7 @@ def render_dockerfile(*, base_image: str, steps: list[Step], env: dict[str, str]
     env_lines += "".join(f"ENV {k}={_json_str(v)}\n" for k, v in sorted(env.items()))
     runs = "\n".join(f"RUN [\"bash\", \"-c\", {_json_str(s.command)}]" for s in steps)
     return TEMPLATE.substitute(base_image=base_image, toolchain_layers=layers, env=env_lines, steps=runs, name=name,
-                               commit=commit or "unknown", source=source.replace('"', "'"))
+                               commit=commit or "unknown", source=_label(source))
 
 
 def _replayed_layers(base_image: str, toolchains: list[ToolchainRecord]) -> tuple[str, str]:

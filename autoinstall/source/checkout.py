@@ -12,7 +12,8 @@
 Repositories are strangers' code, and a local one is data: host git never runs on its `.git` (its config,
 includes, hooks, attributes, commondir, gitfile, alternates, worktrees are never read), nothing is read across
 one of its links or written through one, FIFOs and devices are left out, and nothing under it is written.
-Every checkout, from a URL too, loses the links that point outside it; what was left out is in `notes`.
+Every checkout, from a URL too, loses the links that point outside it; what was left out is in `notes`. A
+commit whose checkout would write a file or a total over tree.py's caps is refused before git writes it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from pydantic import BaseModel, Field
 from autoinstall.errors import AutoinstallError
 from autoinstall.source.gitdata import GIT_ENV, LOCAL_GIT_ENV, GitDataError, dot_git_problem, import_objects, looks_like_git_dir
 from autoinstall.source.gitdata import git as run_git
-from autoinstall.source.tree import Notes, copy_tree, drop_escaping_links
+from autoinstall.source import tree
+from autoinstall.source.tree import CopyTooLarge, Notes, copy_tree, drop_escaping_links
 
 URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://|^\w[\w.-]*@\w[\w.-]*:")
 NOT_COPIED = {
@@ -138,12 +140,33 @@ def _check_out(dest: Path, commit: str | None, where: str, notes: Notes) -> Comm
     """Check our repository at `dest` out at `commit` (else its HEAD), detached; drop links leaving it."""
     try:
         target = _resolve(dest, commit, where)
+        _refuse_oversized(dest, target.sha, where)
         run_git(dest, "checkout", "--quiet", "--detach", "--force", target.sha)
     except GitDataError as e:
         msg = f"cannot check out {commit or 'HEAD'} of {where}: {e}. Its objects may be incomplete or corrupt."
         raise SourceError(msg) from e
     drop_escaping_links(dest, notes)
     return target
+
+
+def _refuse_oversized(dest: Path, sha: str, where: str) -> None:
+    """Refuse a commit whose checkout writes a file or a total a copy may not (tree.py's caps): ten GB of
+    zeros are ten MB of history, and git would write them all here."""
+    total = 0
+    for entry in run_git(dest, "ls-tree", "-r", "-l", "-z", "--full-tree", sha).split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()  # mode, type, object, size
+        if len(parts) != 4 or parts[1] != "blob" or not parts[3].isdigit():
+            continue
+        size = int(parts[3])
+        total += size
+        if size > tree.MAX_FILE_BYTES or total > tree.MAX_TREE_BYTES:
+            what = (f"{path[:200]!r} is {size} bytes" if size > tree.MAX_FILE_BYTES
+                    else f"its files pass {tree.MAX_TREE_BYTES >> 30} GiB (at {path[:200]!r})")
+            msg = (f"{where} at {sha[:12]}: {what}, more than a checkout writes on this host "
+                   f"({tree.MAX_FILE_BYTES >> 20} MiB a file, {tree.MAX_TREE_BYTES >> 30} GiB in all). "
+                   "Pass another commit, or a folder without it (a plain folder's large files are left out)")
+            raise SourceError(msg)
 
 
 def _clone(url: str, dest: Path, commit: str | None, notes: Notes) -> Commit:
@@ -204,7 +227,11 @@ def _local(repo: str, path: Path, commit: str | None, dest: Path) -> SourceInfo:
                    "the main repository's own folder")
             raise SourceError(msg)
         return _from_git_dir(repo, path / ".git", commit, dest, notes)
-    copy_tree(path, dest, notes, skip_dir=_ignore_dir(path), skip_file=_skip_file)
+    try:
+        copy_tree(path, dest, notes, skip_dir=_ignore_dir(path), skip_file=_skip_file, work_tree=True)
+    except CopyTooLarge as e:
+        msg = f"{repo}: {e}, more than a build's sandbox holds. Pass a smaller folder"
+        raise SourceError(msg) from e
     if problem:
         notes.add("git", f"{problem}: copied as a plain directory")
     drop_escaping_links(dest, notes)

@@ -16,7 +16,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from autoinstall.source.tree import Notes, copy_file, copy_tree
+from autoinstall.source.tree import CopyTooLarge, Notes, copy_file, copy_tree
 
 INERT_CONFIG = {
     "core.fsmonitor": "false",
@@ -179,7 +179,10 @@ def import_objects(git_dir: Path, dest: Path, notes: Notes) -> None:
                 if _lstat_kind(source / rel) is not None:
                     notes.add("git", f".git/objects/{rel} names objects stored elsewhere, not followed")
             copied = Notes()
-            copy_tree(source, ours / name, copied, skip_file=lambda rel, _n, skip=left_out: rel in skip)
+            try:
+                copy_tree(source, ours / name, copied, skip_file=lambda rel, _n, skip=left_out: rel in skip)
+            except CopyTooLarge as e:
+                raise GitDataError(f".git/{name}: {e}") from e
             for line in copied.summary():
                 notes.add("git", f".git/{name}/{line}")
         elif kind != stat.S_IFREG:

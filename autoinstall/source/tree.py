@@ -4,7 +4,9 @@ Every entry is looked at with lstat and handled by what it is, never by what it 
 - a regular file is copied by content, opened with O_NOFOLLOW (its mode bits kept, no owner or times);
 - a folder is walked (folders named in `skip_dir` are left out);
 - a symbolic link is copied as a link (its target string, never its target's content);
-- a FIFO, socket or device is left out with a note (opening a FIFO to read it would block forever).
+- a FIFO, socket or device is left out with a note (opening a FIFO to read it would block forever);
+- a work tree's file over MAX_FILE_BYTES is left out with a note, and a copy stops past MAX_TREE_BYTES (a
+  sparse file costs the stranger's disk nothing and this host its full size).
 
 `drop_escaping_links` then removes every link of the copy whose target, resolved inside the copy, leaves it
 (`/etc/passwd`, `../../host-secret`, or `s/s/../..` through a link to `.`): later stages read the checkout by
@@ -23,6 +25,16 @@ SPECIAL_KINDS = {stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket", stat.S_IFCHR
                  stat.S_IFBLK: "a block device"}
 MAX_NOTES_PER_KIND = 20
 """Notes of one kind (left-out links, special files) kept before a single "and N more" note."""
+MAX_FILE_BYTES = 1 << 30
+"""A work tree's file larger than this is left out (a note says so): no source file is that large (GitHub
+refuses one over 100 MiB), and a sparse one, a few KiB on the stranger's disk, is written here in full."""
+MAX_TREE_BYTES = 10 << 30
+"""What one copy or checkout writes at most, all files together (the sandbox's default disk limit: it could
+not hold more); past it the copy stops with `CopyTooLarge`."""
+
+
+class CopyTooLarge(ValueError):
+    """A copy or checkout would write more than MAX_TREE_BYTES; the message says how much it had reached."""
 
 
 class Notes:
@@ -55,12 +67,17 @@ def copy_file(src: str, dest: str, mode: int) -> None:
 
 
 def copy_tree(src: Path, dest: Path, notes: Notes, skip_dir: Callable[[str, str], bool] = lambda rel, name: False,
-              skip_file: Callable[[str, str], bool] = lambda rel, name: False) -> None:
+              skip_file: Callable[[str, str], bool] = lambda rel, name: False, *, work_tree: bool = False) -> None:
     """Copy the tree at `src` into `dest` (created if missing), entry by entry by lstat (see the module).
 
     `skip_dir(rel, name)` / `skip_file(rel, name)` leave out a folder or a file or link by its relative path.
+    A `work_tree`'s files over MAX_FILE_BYTES are left out with a note (a git directory's packs are not).
+
+    Raises:
+        CopyTooLarge: the files copied pass MAX_TREE_BYTES, by their size (a sparse file's, in full).
     """
     dest.mkdir(parents=True, exist_ok=True)
+    written = 0
     stack = [""]
     while stack:
         rel = stack.pop()
@@ -87,7 +104,14 @@ def copy_tree(src: Path, dest: Path, notes: Notes, skip_dir: Callable[[str, str]
                 continue
             elif kind == stat.S_IFLNK:
                 os.symlink(os.readlink(entry.path), target)
+            elif kind == stat.S_IFREG and work_tree and st.st_size > MAX_FILE_BYTES:
+                notes.add("large files", f"{child}: {st.st_size} bytes, over the {MAX_FILE_BYTES >> 20} MiB a "
+                                         "file may have, left out")
             elif kind == stat.S_IFREG:
+                written += st.st_size
+                if written > MAX_TREE_BYTES:
+                    msg = f"it holds more than {MAX_TREE_BYTES >> 30} GiB of files (at {child})"
+                    raise CopyTooLarge(msg)
                 try:
                     copy_file(entry.path, target, st.st_mode)
                 except OSError as e:

@@ -122,13 +122,24 @@ class FilesMixin:
         return total, notes
 
     def get(self, src: str, dest: Path) -> None:
-        """Copy a file or directory out to `dest` (merged into an existing directory)."""
+        """Copy a file or directory out to `dest` (merged into an existing directory). What the sandbox's code
+        could have planted is left out: links that leave `dest`, FIFOs and devices (`_confined`)."""
         dest.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
             with self._archive(src) as raw, tarfile.open(fileobj=raw, mode="r|", bufsize=_CHUNK) as tar:
-                tar.extractall(tmp, filter="tar")
+                tar.extractall(tmp, filter=_confined)
                 top = Path(tmp) / tar.getnames()[0].split("/")[0]
             move_into(top, dest)
+
+
+def _confined(member: tarfile.TarInfo, dest: str) -> tarfile.TarInfo | None:
+    """Extraction filter for a sandbox's files on this host: tarfile's `data` filter (no absolute or `..` names,
+    no link whose target leaves `dest`, no FIFO or device, no setuid bits), a refused member left out rather
+    than ending the copy. A link to `/etc/shadow` or a FIFO would be read, or block, when the host reads it."""
+    try:
+        return tarfile.data_filter(member, dest)
+    except tarfile.FilterError:
+        return None
 
 
 class _ArchiveStream:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +20,8 @@ ToolRunner = Callable[[str, str], str]
 """Runs one agent tool: (tool name, JSON arguments) -> observation text."""
 
 T = TypeVar("T")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""What a `set_env` repair may name: a variable, which the replay Dockerfile's ENV line takes as it is."""
 
 DEBIAN = ("Debian packages: `apt-get update -qq && apt-get install -y --no-install-recommends PKG`. The network is "
           "on while installing and off while checks and tests run.")
@@ -80,6 +83,9 @@ def _repair_from_args(args: dict[str, Any], available: list[str]) -> Repair:
         msg = f"switch_python: {args.get('python')!r} is not one of available_pythons {available}"
         raise ValueError(msg)
     step = Step(command=args["command"], why=args.get("reason", ""), kind="other") if args.get("command") else None
+    if args.get("env_name") and not ENV_NAME.fullmatch(str(args["env_name"])):
+        msg = f"set_env: {args['env_name']!r} is not a variable name (a letter or _, then letters, digits, _)"
+        raise ValueError(msg)
     env = {args["env_name"]: args.get("env_value", "")} if args.get("env_name") else {}
     tests = [t.strip() for t in str(args.get("tests") or "").split(",") if t.strip()]
     timeout = float(args["timeout_s"]) if kind == "more_time" and args.get("timeout_s") else None
