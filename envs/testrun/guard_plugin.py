@@ -11,7 +11,8 @@ What the text screen (envs/grading/kit/python_reach.py) refuses by spelling, the
   from data, a function's code replaced or read, and writing where the run's reports go; and refuses to
   anyone opening a process's memory file.
 - at the runner's end, a comparison (`__eq__`, `__ne__`) the agent's files define that says yes to an object it
-  cannot know of (an "always equal" object; the text screen sees only one that never names the other side).
+  cannot know of (an "always equal" object; the text screen sees only one that never names the other side): a
+  stranger or a random value of a builtin type, asked as a stranger and as an instance of its own class.
 A refusal raises in the asking code and prints MARK on the run's stderr, which grades the run 0 (verdict.py).
 
 PYTEST_DONT_REWRITE: imported before pytest names it, the guard must not make pytest warn (a project whose
@@ -114,18 +115,20 @@ BLIND = {"__eq__": True, "__ne__": False}
 an "always equal" object, which passes every `assert result == expected` whatever the result."""
 
 
-def _says_blindly(function, answer):
+def _says_blindly(cls, function, answer):
+    """Whether the comparison answers `answer` to an object it cannot know of (a stranger, or a value of a
+    builtin type drawn at random: one equal to every int passes `assert result == 5` while a stranger finds it
+    unequal), asked as an object of a class made here and as an instance of `cls` no `__init__` prepared."""
     class _Self:
         pass
 
-    class _Stranger:
-        pass
-
+    selves = [_Self()]
     try:
-        said = function(_Self(), _Stranger())
-        return said is not NotImplemented and bool(said) is answer
-    except Exception:  # noqa: BLE001 - a comparison that needs what a stranger lacks is not blind
-        return False
+        selves.append(cls.__new__(cls))
+    except Exception:  # noqa: BLE001 - a class whose objects need arguments to exist: asked as a stranger's
+        pass
+    values = [_near(v) for v in (None, 0, 0.0, 0j, "", b"", (), [], {}, frozenset(), False)]
+    return any(_answers(function, me, other, answer) for me in selves for other in values)
 
 
 def _start_had(name, function, start):
@@ -173,11 +176,12 @@ def blind_comparisons():
     alive = [o for o in gc.get_objects() if isinstance(o, type)]
     for cls in dict.fromkeys([*_made, *alive]):
         for name, answer in BLIND.items():
-            code = getattr(vars(cls).get(name), "__code__", None)
+            function = getattr(vars(cls).get(name), "__wrapped__", vars(cls).get(name))
+            code = getattr(function, "__code__", None)
             if code is None or not _agents(code.co_filename):
                 continue
             start = TAKEN.get(os.path.normpath(os.path.join(START_DIR, code.co_filename)), "")
-            if _says_blindly(vars(cls)[name], answer) and not _start_had(cls.__name__, vars(cls)[name], start):
+            if _says_blindly(cls, function, answer) and not _start_had(cls.__name__, function, start):
                 found.append(f"{cls.__qualname__}.{name} ({code.co_filename}:{code.co_firstlineno}) answers "
                              f"{answer} to an object it cannot know")
     return found
@@ -194,9 +198,82 @@ def _recording(build_class):
         code = getattr(func, "__code__", None)
         if code is not None and _agents(code.co_filename):
             _made.append(cls)
+            _watch(cls)
         return cls
 
     return build
+
+
+def _watch(cls):
+    """Each comparison of the agent's that the class statement gave `cls`, asked again at every use about values
+    near the one it was given: one that answers "equal" to those too is blind, whatever state its objects hold
+    (the runner's end can ask only objects no `__init__` prepared)."""
+    for name, answer in BLIND.items():
+        function = vars(cls).get(name)
+        code = getattr(function, "__code__", None)
+        if code is not None and _agents(code.co_filename):
+            try:
+                setattr(cls, name, _watched(cls, name, function, answer))
+            except (AttributeError, TypeError):  # a metaclass that refuses: the runner's end still asks
+                pass
+
+
+def _watched(cls, name, function, answer):
+    def compare(self, other):
+        probing = getattr(_state, "probing", False)
+        before = not probing and _answers(function, self, _near(other), answer)
+        said = function(self, other)
+        if probing or said is NotImplemented or bool(said) is not answer:
+            return said
+        if before or _answers(function, self, _near(other), answer):
+            code = function.__code__
+            start = TAKEN.get(os.path.normpath(os.path.join(START_DIR, code.co_filename)), "")
+            if not _start_had(cls.__name__, function, start):
+                _refuse(f"{cls.__qualname__}.{name} ({code.co_filename}:{code.co_firstlineno}) answers {answer} "
+                        f"to a value it was not given")
+        return said
+
+    compare.__wrapped__ = function
+    return compare
+
+
+def _answers(function, me, other, answer):
+    """Whether `function(me, other)` answers `answer` (asked as the guard: no watch inside it)."""
+    _state.probing = True
+    try:
+        said = function(me, other)
+        return said is not NotImplemented and bool(said) is answer
+    except Exception:  # noqa: BLE001 - a comparison that fails on a value is not blind to it
+        return False
+    finally:
+        _state.probing = False
+
+
+def _near(value):
+    """A value of the same builtin type as `value` that differs from it (a random step away), else a stranger."""
+    import random  # the guard's own use
+
+    draw = random.SystemRandom()
+    step = draw.randrange(1, 10)
+    word = "".join(draw.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(step))
+    kind = type(value)
+    if kind is bool:
+        return not value
+    if kind in (int, float, complex):
+        return value + step
+    if kind in (str, bytes):
+        return value + (word if kind is str else word.encode())
+    if kind in (list, tuple):
+        return value + kind([step])
+    if kind in (set, frozenset):
+        return value | {word}
+    if kind is dict:
+        return {**value, word: step}
+
+    class _Stranger:
+        pass
+
+    return _Stranger()
 
 
 def _report_blind_comparisons():

@@ -11,7 +11,8 @@ code adds nothing) are checked for the ways code reaches objects it was not give
   dot or by a constant name given to getattr/attrgetter; and a few of sys's and os's own (MODULE_ATTRIBUTES);
 - a string, once constant concatenations and joins are folded, holding a policy token;
 - a comparison method that answers without reading what it is compared with (an "always equal" object makes
-  `assert result == expected` pass whatever the result);
+  `assert result == expected` pass whatever the result), or `__eq__`/`__ne__` set on a class outside its
+  statement (the grader's guard watches those a class statement defines);
 - replacing what another module holds (python_patches.py: `math.isclose = ...` makes every test that asks it
   pass).
 
@@ -69,6 +70,9 @@ COMPARISONS = frozenset({"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge
                          "__instancecheck__", "__subclasscheck__"})
 """Methods a test's assertion calls on the product's object: one that answers without looking at what it is
 compared with makes every `assert result == expected` pass (an "always equal" object)."""
+WATCHED = frozenset({"__eq__", "__ne__"})
+"""Comparisons the grader's guard watches where a class statement defines them (envs/testrun/guard_plugin.py):
+set on a class afterwards (`C.__eq__ = f`, `setattr(C, "__eq__", f)`), they would escape its watch."""
 CHECKED = (ast.Import, ast.ImportFrom, ast.Attribute, ast.Name, ast.Call, ast.Constant, ast.BinOp, ast.JoinedStr,
            ast.AugAssign, ast.AnnAssign, ast.Delete,
            ast.FunctionDef, ast.AsyncFunctionDef, ast.Assign)
@@ -198,6 +202,8 @@ def _import_from(node: ast.ImportFrom) -> str | None:
 
 def _attribute(node: ast.Attribute, aliases: dict, is_called: bool) -> str | None:
     base = node.value.id if isinstance(node.value, ast.Name) else None
+    if node.attr in WATCHED and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return f"sets .{node.attr} outside a class statement"
     if node.attr in ATTRIBUTES and base not in OWN:
         return f"reaches .{node.attr}"
     if node.attr in SLOT_ACCESS | NAMED_ACCESS and not is_called and not _own(node.value):
@@ -223,6 +229,8 @@ def _named_access(node: ast.Call) -> str | None:
         text = _folded(arg)
         if text is None:
             return f"{name}() with a computed attribute name"
+        if text in WATCHED and name in ("setattr", "__setattr__", "delattr", "__delattr__"):
+            return f"{name}() sets {text} outside a class statement"
         reached = next((p for p in text.split(".") if p in ATTRIBUTES), None)
         if reached:
             return f"{name}() reaches .{reached}"

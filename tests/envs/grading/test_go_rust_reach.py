@@ -19,6 +19,8 @@ GO_REACHING = {
     "os.Stdout under another name": 'package textx\n\nimport o "os"\n\nfunc init() { o.Stdout = nil }\n',
     "a status in a variable": 'package textx\n\nimport "os"\n\nfunc init() {\n\tcode := 0\n\tos.Exit(code)\n}\n',
     "os.Exit handed around": 'package textx\n\nimport "os"\n\nvar leave = os.Exit\n',
+    "a status whose low byte is 0": 'package textx\n\nimport "os"\n\nfunc init() { os.Exit(256) }\n',
+    "a status past 32 bits": 'package textx\n\nimport "os"\n\nfunc init() { os.Exit(4294967296) }\n',
     "cgo": 'package textx\n\n// #include <unistd.h>\nimport "C"\n\nfunc init() { C._exit(0) }\n',
     "a dot import": 'package textx\n\nimport . "os"\n\nfunc init() { Exit(0) }\n',
     "raw system calls": 'package textx\n\nimport "golang.org/x/sys/unix"\n\nfunc init() { unix.Exit(0) }\n',

@@ -59,6 +59,9 @@ REACHING = {
     "sys.monitoring": "import sys\nsys.monitoring.use_tool_id(3, 'x')\n",
     "a class made by type()": "E = type('E', (), {'__eq__': lambda s, o: o is o})\n",
     "a class made by types.new_class": "import types\nE = types.new_class('E')\n",
+    "a comparison set after the class statement": "class E:\n    pass\n\n\ndef _eq(s, o):\n    return o is o\n\n\n"
+                                                  "E.__eq__ = _eq\n",
+    "a comparison set by setattr": "class E:\n    pass\n\n\nsetattr(E, '__ne__', lambda s, o: o is not o)\n",
     "a stdlib function replaced": "import math\nmath.isclose = lambda *a, **k: True\n",
     "an imported class's method replaced": "from json import JSONEncoder\nJSONEncoder.default = lambda s, o: 1\n",
     "a module's function set by setattr": 'import difflib\nsetattr(difflib, "ndiff", print)\n',
