@@ -10,6 +10,7 @@ from envs.export.common import ExportError, ImageArtifact
 from envs.export.tasks import TaskEntry
 from envs.grading import image
 from envs.grading.policy import Grading
+from envs.testrun.grading import with_current_guards
 
 TESTBED = image.TESTBED
 
@@ -24,7 +25,7 @@ def grading(te: TaskEntry) -> Grading:
         msg = (f"task {te.task.instance_id} has no grading record (it was made before tasks were graded in a "
                f"fresh container); remake the tasks of {te.entry.record.id}: autoinstall tasks make {te.entry.record.id}")
         raise ExportError(msg)
-    return te.task.grading
+    return with_current_guards(te.task.grading)  # a guard fixed since the task was made reaches its export too
 
 
 def check(tasks: list[TaskEntry]) -> None:

@@ -24,6 +24,7 @@ from envs.grading.policy import Grading
 from envs.runtime.episode import executor
 from envs.runtime.reward import Reward, TestOutcome
 from envs.task import Task
+from envs.testrun.grading import with_current_guards
 
 AGENT_DIR = "/var/tmp/autoinstall-grade/agent"
 OUT_DIR = "/var/tmp/autoinstall-grade/out"
@@ -46,7 +47,7 @@ def grading_of(task: Task) -> Grading:
         msg = (f"task {task.instance_id} has no grading record (it was made before tasks were graded in a fresh "
                f"container); remake the tasks of {task.env_id}: autoinstall tasks make {task.env_id}")
         raise UngradableTaskError(msg)
-    return task.grading
+    return with_current_guards(task.grading)  # a guard fixed since the task was made reaches it too
 
 
 class TaskGrader:

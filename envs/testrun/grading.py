@@ -21,7 +21,7 @@ from pathlib import Path
 from envs.base import Sandbox
 from envs.folder import InFolder, split_folder
 from envs.grading.kit.run import REPORT_DIR, RUN_DIR
-from envs.grading.policy import GradingRun
+from envs.grading.policy import Grading, GradingRun
 from envs.spec import Deselection
 from envs.testrun import cargo_runner, go_runner, maven_runner, node_select, pytest_runner, unittest_runner
 from envs.testrun.abilities import abilities, registered
@@ -51,6 +51,24 @@ NODE_GUARD_SOURCE = (Path(__file__).parent / "node_guard.cjs").read_text()
 NODE_GUARD_OPTIONS = f'export NODE_OPTIONS="--require={RUN_DIR}/{NODE_GUARD}${{NODE_OPTIONS:+ $NODE_OPTIONS}}"; '
 """Every node process of a graded Node run loads the guard (envs/testrun/node_guard.cjs) first: in a node:test
 child, an explicit exit is refused."""
+
+
+def current_guards() -> dict[str, str]:
+    """Every file a graded run carries to watch the agent's code (the Python guard and its sitecustomize, the
+    Node guard), by its path in the run's folder, as this version writes them."""
+    return {**guard_files(), f"{RUN_DIR}/{NODE_GUARD}": NODE_GUARD_SOURCE}
+
+
+def with_current_guards(grading: Grading) -> Grading:
+    """`grading` with each guard file its record carries replaced by this version's: a task stores its run's
+    files when it is made, and a guard fixed since (a cheat found, a hole closed) must reach every task graded
+    or exported from now on, as the kit does (it is always this version's). Files that are not guards (the
+    selection, the excludes, the timeout plug-in) stay as recorded: they describe the task."""
+    current = current_guards()
+    files = {path: current.get(path, text) for path, text in grading.run.files.items()}
+    if files == grading.run.files:
+        return grading
+    return grading.model_copy(update={"run": grading.run.model_copy(update={"files": files})})
 
 
 def grade_pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
