@@ -12,7 +12,10 @@ browser (python/proposal/browsers.py). The repairs, each once:
    asks), with flags a container needs for every launch (no setuid sandbox as root, /tmp instead of a small
    /dev/shm) in /etc/chromium.d, which Debian's launcher script reads, and Selenium Manager told to stay
    offline; where playwright names the path it looks for, that path becomes a link to the launcher;
-3. still not found: the variables of 1, then a link at each path a launcher names that has none yet.
+3. still not found: the variables of 1, then a link at each path a launcher names that has none yet, where it
+   expects a Chromium build;
+4. playwright's own Firefox or WebKit build not found (no source here has one): the tests that failed for it
+   are deselected, the launcher's message their evidence.
 A suite that still cannot start the browser then fails with the launcher's own message.
 """
 from __future__ import annotations
@@ -52,6 +55,16 @@ ENV = {
     "CHROMIUM_BIN": CHROMIUM,
     "SE_OFFLINE": "true",
 }
+CHROMIUM_BUILD = re.compile(r"chrom|headless_shell", re.I)
+"""A path a launcher expects a Chromium build at (playwright's chromium-N and chromium_headless_shell-N,
+puppeteer's chrome/, Chrome's /opt/google/chrome): Debian's chromium speaks that browser's protocol there."""
+UNOBTAINABLE = re.compile(r"Executable doesn't exist at (?P<path>/\S*ms-playwright/(?P<engine>firefox|webkit)"
+                          r"[-\w.]*/\S*)")
+"""Playwright's own Firefox or WebKit build not found: playwright drives only those patched builds, which are
+downloaded from its CDN (not reachable here), and no Debian package is one (firefox-esr is not playwright's
+Juggler build). A link to chromium there made each such launch wait out the suite's own launch timeout (45
+serial browser tests at 20-45 s each ran a suite past its 15 minutes), so those tests are left out, with
+this message as the evidence."""
 """Every launcher's own variable for "skip the download" and "this is the browser" (puppeteer, playwright,
 karma-chrome-launcher; Selenium Manager's offline mode, which takes the driver on PATH)."""
 FLAGS_FILE = "/etc/chromium.d/autoinstall-container"
@@ -90,8 +103,30 @@ def _links(output: str) -> list[str]:
     """The paths a launcher said it looked for a browser at (playwright's cache), other than Debian's; never
     one cut short in a summary (`.../...`) or climbing out of where it said."""
     found = [m.group("s2").rstrip("'\",)") for m in BROWSER_MISSING.finditer(output) if m.group("s2")]
-    return [p for p in dict.fromkeys(found) if p != CHROMIUM
+    return [p for p in dict.fromkeys(found)
+            if p != CHROMIUM and CHROMIUM_BUILD.search(p.rsplit("/ms-playwright/", 1)[-1])
             and not any(part.startswith("..") or "\u2026" in part for part in p.split("/"))]
+
+
+def unobtainable_browser(message: str) -> str | None:
+    """The browser engine a failed test's message says playwright could not find its own build of, when no
+    source here has one (firefox, webkit); None otherwise."""
+    found = UNOBTAINABLE.search(message)
+    return found.group("engine") if found else None
+
+
+def _leave_out_unobtainable(ctx: RepairContext) -> Repair | None:
+    """The tests that failed because playwright's Firefox or WebKit build is missing: deselected, with the
+    launcher's message as evidence (the ecosystems accept it: `justifies_deselection`)."""
+    if ctx.phase != "tests":
+        return None
+    needing = {t.test_id: engine for t in ctx.failed_tests if (engine := unobtainable_browser(t.message))}
+    if not needing:
+        return None
+    engines = ", ".join(sorted(set(needing.values())))
+    return Repair(kind="deselect", tests=list(needing),
+                  reason=f"these tests drive playwright's own {engines} build, which is downloaded from its CDN "
+                         "(not reachable here) and which no Debian package provides")
 
 
 def browser_repair(ctx: RepairContext) -> Repair | None:
@@ -112,7 +147,7 @@ def browser_repair(ctx: RepairContext) -> Repair | None:
     if env_missing:
         return set_env
     if not links:
-        return None
+        return _leave_out_unobtainable(ctx)
     step = Step(command=" && ".join(link_command(p) for p in links), kind="system", evidence=_evidence(ctx),
                 why="the launcher looks for its own browser build here: a link to Debian's chromium")
     return Repair(kind="insert_before", step=step,
@@ -120,4 +155,5 @@ def browser_repair(ctx: RepairContext) -> Repair | None:
 
 
 __all__ = ["BROWSER_DOWNLOAD", "BROWSER_MISSING", "BROWSER_WORDS", "CHROMIUM", "ENV", "FLAGS_FILE",
-           "SELENIUM_CONFIG", "browser_repair", "chromium_step", "link_command"]
+           "SELENIUM_CONFIG", "UNOBTAINABLE", "browser_repair", "chromium_step", "link_command",
+           "unobtainable_browser"]

@@ -13,6 +13,7 @@ from typing import ClassVar, Protocol
 
 from autoinstall.ecosystems import toolchains as toolchain_images
 from autoinstall.ecosystems.base import Facts, Log, RepairContext
+from autoinstall.ecosystems.browsers import unobtainable_browser
 from autoinstall.ecosystems.repofiles import is_file
 from autoinstall.ecosystems.services import well_known_service
 from autoinstall.errors import AutoinstallError
@@ -116,9 +117,10 @@ class CompiledEcosystem:
         return self.language.repair(context)
 
     def justifies_deselection(self, message: str) -> bool:
-        """A refusal on a well-known service's port, or no internet (services.well_known_service)."""
+        """A refusal on a well-known service's port, no internet (services.well_known_service), or a browser build
+        no source here has (browsers.unobtainable_browser)."""
         refused = self.language.diagnosis.SERVICE_REFUSED.search(message) and well_known_service(message)
-        return bool(refused or self.language.diagnosis.NETWORK_OFF.search(message))
+        return bool(refused or self.language.diagnosis.NETWORK_OFF.search(message) or unobtainable_browser(message))
 
     def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
         return toolchain_images.base_image(factory, toolchain, log, self.PACKAGES)  # "3.13+rust-1.95.0": toolchains.py

@@ -3,8 +3,9 @@ skipped, Debian's chromium stands in, with the flags a container needs. The real
 tests/fixtures/repos/node_browser (tests/autoinstall/test_e2e_fixtures.py: puppeteer renders a page)."""
 from __future__ import annotations
 
-from autoinstall.ecosystems.base import RepairContext
+from autoinstall.ecosystems.base import FailedTest, RepairContext
 from autoinstall.ecosystems.browsers import CHROMIUM, ENV, FLAGS_FILE
+from autoinstall.ecosystems.detect import get_ecosystem
 from autoinstall.ecosystems.node.diagnosis import diagnose
 from autoinstall.ecosystems.node.repairs import repair
 from envs.spec import Plan, Repair, Step
@@ -72,3 +73,50 @@ def test_a_second_browser_failure_after_both_repairs_gives_up() -> None:
     first = repair(_ctx(CONFIGURED, phase="tests", failing=TESTS, env=dict(ENV)))
     assert first is not None
     assert repair(_ctx(CONFIGURED, phase="tests", failing=TESTS, env=dict(ENV), tried=[first])) is None
+
+
+FIREFOX = "/root/.cache/ms-playwright/firefox-1497/firefox/firefox"
+WEBKIT = "/root/.cache/ms-playwright/webkit-2215/pw_run.sh"
+CHROMIUM_BUILD = "/root/.cache/ms-playwright/chromium-1200/chrome-linux/chrome"
+
+
+def _missing(path: str) -> str:
+    return (f"browserType.launch: Executable doesn't exist at {path}\n"
+            "Looks like Playwright was just installed or updated.\n")
+
+
+def test_only_a_chromium_build_path_gets_a_link_never_firefox_or_webkit() -> None:
+    # a link from playwright's Firefox or WebKit build to chromium made every such launch wait out the suite's
+    # launch timeout (chromium does not speak those builds' protocol): 45 serial tests ran a suite past 15 minutes
+    output = "".join(_missing(p) for p in (CHROMIUM_BUILD, FIREFOX, WEBKIT))
+    fix = repair(_ctx(output, phase="tests", failing=TESTS, env=dict(ENV)))
+    assert fix is not None and fix.step is not None
+    assert f"ln -sf {CHROMIUM} {CHROMIUM_BUILD}" in fix.step.command
+    assert "firefox" not in fix.step.command and "webkit" not in fix.step.command
+    # a home whose own name holds "chrom" is not a Chromium build
+    odd = _missing("/home/chromebook/.cache/ms-playwright/firefox-1497/firefox/firefox")
+    again = repair(_ctx(odd, phase="tests", failing=TESTS, env=dict(ENV)))
+    assert again is not None and again.step is not None and "ln -sf" not in again.step.command
+
+
+def test_tests_that_need_playwrights_firefox_or_webkit_are_left_out_with_the_launchers_message() -> None:
+    output = _missing(FIREFOX) + _missing(WEBKIT)
+    chromium = repair(_ctx(output, phase="tests", failing=TESTS, env=dict(ENV)))
+    assert chromium is not None and chromium.kind == "insert_before"  # first Debian's chromium, as for any browser
+    failed = [FailedTest(test_id="test/browser.ts > firefox - baseUrl option", message=_missing(FIREFOX)),
+              FailedTest(test_id="test/browser.ts > webkit - retry with body", message=_missing(WEBKIT)),
+              FailedTest(test_id="test/main.ts > a plain failure", message="AssertionError: 1 !== 2")]
+    ctx = _ctx(output, phase="tests", failing=TESTS, env=dict(ENV), tried=[chromium]).model_copy(
+        update={"failed_tests": failed})
+    fix = repair(ctx)
+    assert fix is not None and fix.kind == "deselect", fix
+    assert fix.tests == [failed[0].test_id, failed[1].test_id]  # never the test that failed for another reason
+    assert "firefox, webkit" in fix.reason and "CDN" in fix.reason
+    # the evidence the install loop asks of every deselection, whoever proposes it
+    for ecosystem in ("node", "python", "go"):
+        eco = get_ecosystem(ecosystem)
+        assert eco.justifies_deselection(_missing(FIREFOX)) and eco.justifies_deselection(_missing(WEBKIT))
+        assert not eco.justifies_deselection(_missing(CHROMIUM_BUILD))  # that one Debian's chromium serves
+        assert not eco.justifies_deselection("AssertionError: 1 !== 2")
+    # in the install phase nothing is deselected
+    assert repair(ctx.model_copy(update={"phase": "install", "failing": INSTALL})) is None

@@ -196,7 +196,14 @@ CHEATS = {"a failing test renamed in its file": RENAME_IN_TEST_FILE,
 
 def _trusting(env: Environment, selected: list[str]) -> float:
     """What a grader that trusts its selection pays, in the agent's own container: the selected tests run by
-    the runner's name filter, 1.0 when none of those it reports failed and the run exited 0."""
+    the runner's name filter, 1.0 when none of those it reports failed and the run exited 0. A run that pays 0
+    is run once more: at a load of 80 on two cores one of jest's 5-second test timeouts took a cheat's control
+    to 0 (what is shown is that the cheat can be paid where nothing stops it; nothing that fails every time
+    passes for a retry)."""
+    return _trusting_once(env, selected) or _trusting_once(env, selected)
+
+
+def _trusting_once(env: Environment, selected: list[str]) -> float:
     try:
         reward = env.reward(tests=selected)
     except ValueError as e:  # the run named no test at all (jest lists no file whose every test it skipped)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from autoinstall.ecosystems.base import STUB_DIR, Log, RepairContext
+from autoinstall.ecosystems.browsers import unobtainable_browser
 from autoinstall.ecosystems.python.diagnosis import NETWORK_OFF, STUB_USED, diagnose
 from autoinstall.ecosystems.python.grading import RULES as GRADING
 from autoinstall.ecosystems.python.index import stub_refusal
@@ -81,7 +82,8 @@ class PythonEcosystem:
 
     def justifies_deselection(self, message: str) -> bool:
         refused = SERVICE_FAILURE.search(message) and well_known_service(message)
-        return bool(refused or NETWORK_OFF.search(message) or STUB_USED.search(message))
+        return bool(refused or NETWORK_OFF.search(message) or STUB_USED.search(message)
+                    or unobtainable_browser(message))
 
     def base_image(self, factory: SandboxFactory, toolchain: str, log: Log | None = None) -> str:
         return factory.base_image(python=toolchain, log=log)
