@@ -58,7 +58,7 @@ ENV = {
 CHROMIUM_BUILD = re.compile(r"chrom|headless_shell", re.I)
 """A path a launcher expects a Chromium build at (playwright's chromium-N and chromium_headless_shell-N,
 puppeteer's chrome/, Chrome's /opt/google/chrome): Debian's chromium speaks that browser's protocol there."""
-UNOBTAINABLE = re.compile(r"Executable doesn't exist at (?P<path>/\S*ms-playwright/(?P<engine>firefox|webkit)"
+UNOBTAINABLE = re.compile(r"Executable doesn\\?'t exist at (?P<path>/\S*ms-playwright/(?P<engine>firefox|webkit)"
                           r"[-\w.]*/\S*)")
 """Playwright's own Firefox or WebKit build not found: playwright drives only those patched builds, which are
 downloaded from its CDN (not reachable here), and no Debian package is one (firefox-esr is not playwright's

@@ -8,6 +8,7 @@ from autoinstall.ecosystems.browsers import CHROMIUM, ENV, FLAGS_FILE
 from autoinstall.ecosystems.detect import get_ecosystem
 from autoinstall.ecosystems.node.diagnosis import diagnose
 from autoinstall.ecosystems.node.repairs import repair
+from envs.testrun.node_output import parse_node_output
 from envs.spec import Plan, Repair, Step
 
 INSTALL = Step(command="npm install --package-lock --no-audit --no-fund", why="install", kind="project")
@@ -120,3 +121,44 @@ def test_tests_that_need_playwrights_firefox_or_webkit_are_left_out_with_the_lau
         assert not eco.justifies_deselection("AssertionError: 1 !== 2")
     # in the install phase nothing is deselected
     assert repair(ctx.model_copy(update={"phase": "install", "failing": INSTALL})) is None
+
+
+AVA_BROWSERS = f"""
+  ✔ main › a plain request
+  ✔ browser › chromium - baseUrl option
+  ✘ [fail]: browser › firefox - baseUrl option Rejected promise returned by test
+  ✘ [fail]: browser › webkit - baseUrl option Rejected promise returned by test
+  ─
+
+  browser › firefox - baseUrl option
+
+  Rejected promise returned by test. Reason:
+
+  browserType.launch: Executable doesn\\'t exist at {FIREFOX}
+
+  browser › webkit - baseUrl option
+
+  Rejected promise returned by test. Reason:
+
+  Error {{
+    message: `browserType.launch: Executable doesn't exist at {WEBKIT}␊
+    ╔════════════════════════════════════════════════╗␊`,
+  }}
+
+  ─
+
+  2 tests failed
+"""
+"""ava's default reporter (its layout captured from ava 6; the launcher's message as playwright words it)."""
+
+
+def test_avas_browser_tests_without_a_build_are_left_out_by_their_own_ids() -> None:
+    results = parse_node_output(AVA_BROWSERS)
+    failed = [FailedTest(test_id=r.test_id, message=r.message) for r in results if r.outcome == "failed"]
+    assert [f.test_id for f in failed] == ["browser > firefox - baseUrl option", "browser > webkit - baseUrl option"]
+    chromium = repair(_ctx(AVA_BROWSERS, phase="tests", failing=TESTS, env=dict(ENV)))
+    assert chromium is not None and chromium.kind == "insert_before"
+    ctx = _ctx(AVA_BROWSERS, phase="tests", failing=TESTS, env=dict(ENV), tried=[chromium]).model_copy(
+        update={"failed_tests": failed})
+    fix = repair(ctx)
+    assert fix is not None and fix.kind == "deselect" and fix.tests == [f.test_id for f in failed], fix

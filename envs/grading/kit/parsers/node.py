@@ -7,6 +7,7 @@ import re
 
 from dataclasses import replace
 
+from .node_details import with_messages
 from .results import Result, without_prefix, without_suffix
 
 SEP = " > "
@@ -123,7 +124,7 @@ def parse_marks(output: str) -> list:
         parts = [root] if root and not name.startswith(root) else []
         parts += [s for _, s in stack] + [name.replace(" › ", SEP)]
         results.append(Result(SEP.join(p for p in parts if p), outcome))
-    return _closing_suites_removed(results)
+    return with_messages(lines, _closing_suites_removed(results))
 
 
 def _closing_suites_removed(results: list) -> list:
