@@ -5,7 +5,9 @@ flags, and deselected test files are moved aside for the run.
   the runner skips it and says so);
 - mocha: `--grep '^(?:full title|...)$' --invert`; node-tap the same for a file's top-level subtests (its
   --grep reaches no deeper in one pattern);
-- node:test, ava, uvu, tape, jasmine (and node-tap's nested subtests): no way to leave one test out that
+- ava: `--match '!title'` per test (its titles are unique within a file; the match ignores case, and a title
+  with a `*`, ava's wildcard, is not filtered: it runs, recorded as skipped);
+- node:test, uvu, tape, jasmine (and node-tap's nested subtests): no way to leave one test out that
   every version honours (Node 20 runs a suite's every subtest when the suite's own name matches a pattern):
   those tests still run and are recorded as skipped, saying so;
 - a whole file (an id that is a file of the checkout), for every runner: renamed to `<file>.autoinstall-
@@ -35,7 +37,7 @@ ENV = {"CI": "true", "npm_config_update_notifier": "false"}
 """Run mode, not watch mode (jest, vitest), and no update check against the registry. Colour is left alone
 (colour libraries test their own output; NO_COLOR would fail them): clean() strips the codes."""
 HIDDEN_SUFFIX = ".autoinstall-deselected"
-NAME_FILTERS = frozenset({"jest", "vitest", "mocha", "tap"})
+NAME_FILTERS = frozenset({"jest", "vitest", "mocha", "tap", "ava"})
 """Runners that can leave one test out by its name (node-tap: a file's top-level subtests only)."""
 NEVER = r"^\b\B$"
 """A name pattern no test matches: jest, vitest and node:test then report every test as skipped, run none."""
@@ -146,7 +148,15 @@ def filterable(runner: str | None, test_id: str) -> bool:
     if runner == "tap":
         parts = _REPEAT.sub("", test_id).split(SEP)
         return len(parts) == 2 and bool(_FILE.search(parts[0]))
+    if runner == "ava":
+        return "*" not in ava_title(test_id) and not _REPEAT.search(test_id)
     return runner in NAME_FILTERS
+
+
+def ava_title(test_id: str) -> str:
+    """The title ava matches: an id's last part (ava's reporter puts the file's path before it, ` › `-joined,
+    when more than one file ran)."""
+    return test_id.rsplit(SEP, 1)[-1]
 
 
 def name_flags(runner: str | None, names: list[str]) -> str:
@@ -155,6 +165,8 @@ def name_flags(runner: str | None, names: list[str]) -> str:
         return ""
     if runner in ("mocha", "tap"):
         return f"--grep {shlex.quote('^' + js_regex(names) + '$')} --invert"
+    if runner == "ava":
+        return " ".join(f"--match {shlex.quote('!' + name)}" for name in dict.fromkeys(names))
     return f"-t {shlex.quote('^(?!' + js_regex(names) + '$)')}"
 
 
@@ -203,7 +215,8 @@ def select(sandbox: Sandbox, command: str, deselected: list[Deselection], flags:
     if chosen and chosen.flags:
         named, left_out = chosen.flags, set(hidden) | chosen.left_out
     else:
-        named = name_flags(script.runner, [full_name(t) for t in tests]) if by_name else ""
+        names = [ava_title(t) if script.runner == "ava" else full_name(t) for t in tests]
+        named = name_flags(script.runner, names) if by_name else ""
         left_out = set(hidden) | (set(tests) if named else set())
     wanted = " ".join(f for f in (named, flags) if f)
     run = with_flags(script, wanted, arguments) if wanted or arguments else None

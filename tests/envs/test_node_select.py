@@ -48,7 +48,7 @@ def test_full_names_and_each_runners_name_filter() -> None:
     assert name_flags("jest", ["parse keeps (a|b)"]) == shlex.quote(r"-t") + " " + shlex.quote(
         r"^(?!(?:parse keeps \(a\|b\))$)")
     assert name_flags("mocha", ["b", "a.b"]) == "--grep " + shlex.quote(r"^(?:a\.b|b)$") + " --invert"
-    assert name_flags("node:test", ["a"]) == "" and name_flags("ava", ["a"]) == ""
+    assert name_flags("node:test", ["a"]) == "" and name_flags("ava", ["a", "a"]) == "--match '!a'"
     assert name_flags("tap", ["a"]) == "--grep '^(?:a)$' --invert"
 
 
@@ -234,3 +234,22 @@ def test_a_package_in_a_folder_is_run_and_counted_there(tmp_path) -> None:
     assert run.counts["failed"] == 0 and run.counts["passed"] == 3  # the file was hidden in the folder
     assert (app / "test" / "b.test.js").is_file() and not list(tmp_path.rglob(f"*{HIDDEN_SUFFIX}"))
     assert collect_count(box, command, [], 120, None, "node") == (4, "")  # type: ignore[arg-type]
+
+
+AVA_OUT = ("\n  ✔ main › a plain request\n  ✔ browser › chromium - baseUrl option\n  ✔ main › a * b\n  ─\n\n"
+           "  3 tests passed\n")
+
+
+def test_ava_leaves_a_test_out_by_its_title_and_runs_a_wildcard_title_saying_so() -> None:
+    # ava's --match '!title' leaves a test out (checked with ava 6: `--match '!reaches the internet'` runs the
+    # others; the match ignores case); `*` is its wildcard, so such a title is not given to it
+    box = _box({"test": "xo && npm run build && ava"}, ("sh -c", AVA_OUT))
+    run = run_tests(box, "npm test --ignore-scripts", "node",
+                    _deselect("browser > firefox - baseUrl option", "browser > webkit - it's done", "main > a * b"), 60)
+    inner = shlex.split(_ran(box)[-1].split("sh -c ", 1)[1])[0]
+    assert inner == "xo && npm run build && ava --match '!firefox - baseUrl option' --match '!webkit - it'\"'\"'s done'"
+    outcomes = {r.test_id: (r.outcome, r.message) for r in run.results}
+    assert "browser > firefox - baseUrl option" not in outcomes  # not run, so not reported
+    assert outcomes["main > a * b"][0] == "skipped" and outcomes["main > a * b"][1].startswith(
+        "deselected, ran anyway (ava"), outcomes
+    assert run.counts["passed"] == 2
