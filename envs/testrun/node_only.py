@@ -10,7 +10,10 @@ given its own name filter, and the files that hold the ids where the ids name th
   runs (seen on Node 20.19 and 22.23; 22 also matches a name prefixed with its ancestors', and leaves the
   unmatched tests out of its output): the top-level tests holding the ids run whole, in every file (coarser
   units, as Go's `-run`);
-- tap, ava, uvu, tape, jasmine, a script the runner cannot be given flags, or one that filters by name itself:
+- ava: `--match 'title'` per id (and `--match '!title'` per deselected one): ava matches a test's own title,
+  ignoring case, `*` its wildcard, so a title shared by tests of other files, or differing only in case, runs
+  those too (they are scored or passed over like any test the ids do not name); every file is loaded;
+- tap, uvu, tape, jasmine, a script the runner cannot be given flags, or one that filters by name itself:
   the whole suite runs, and the ids are scored from its per-test results.
 
 A name is matched as the runner's output printed it, read by the parser (envs/grading/kit/parsers/node.py),
@@ -46,6 +49,7 @@ OWN_FILTERS = {
     "vitest": re.compile(r"(?:^|\s)(?:-t|--testNamePattern|--changed|--related|related|bench|list)(?:[\s=]|$)"),
     "mocha": re.compile(r"(?:^|\s)(?:-g|--grep|-f|--fgrep|-i|--invert)(?:[\s=]|$)"),
     "node:test": re.compile(r"--test-name-pattern|--test-skip-pattern|--test-only"),
+    "ava": re.compile(r"(?:^|\s)(?:-m|--match)(?:[\s=]|$)"),
 }
 """A script that filters by name (or chooses files by another rule) itself: a second filter would meet its."""
 _SUBCOMMANDS = {"vitest": ("run", "watch", "dev")}
@@ -92,6 +96,12 @@ def _names(test_id: str) -> list[str]:
     return parts[1:] if len(parts) > 1 and _FILE.search(parts[0]) and " " not in parts[0] else parts
 
 
+def ava_title(test_id: str) -> str:
+    """The title ava matches: an id's last part (ava's reporter puts the file's path before it, ` › `-joined,
+    when more than one file ran)."""
+    return test_id.rsplit(SEP, 1)[-1]
+
+
 def full_name(test_id: str) -> str:
     """The name jest, vitest and mocha match: suites and test space-joined."""
     return " ".join(_names(test_id))
@@ -121,6 +131,15 @@ def only(runner: str | None, script_text: str, ids: list[str], deselected: list[
             return None
         left_out = {t for t in deselected if top_level(t) not in tops}
         return Only(flags=f"--test-name-pattern={shlex.quote(pattern)}", left_out=left_out, how="top-level tests")
+    if runner == "ava":
+        titles = sorted({ava_title(t) for t in ids})
+        chosen = set(titles)
+        kept = sorted({ava_title(t) for t in deselected} - chosen)
+        flags = " ".join([*(f"--match {shlex.quote(t)}" for t in titles),
+                          *(f"--match {shlex.quote('!' + t)}" for t in kept if "*" not in t)])
+        if len(flags) > MAX_PATTERN:
+            return None
+        return Only(flags=flags, left_out={t for t in deselected if ava_title(t) not in chosen}, how="names")
     names = sorted({full_name(t) for t in ids})
     chosen = set(names)
     kept_out = sorted({full_name(t) for t in deselected} - chosen)

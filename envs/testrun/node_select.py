@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from envs.base import Sandbox
 from envs.spec import Deselection
 from envs.testrun import node_only
-from envs.testrun.node_only import full_name, js_regex
+from envs.testrun.node_only import ava_title, full_name, js_regex
 from envs.testrun.node_output import SEP
 
 ENV = {"CI": "true", "npm_config_update_notifier": "false"}
@@ -152,11 +152,6 @@ def filterable(runner: str | None, test_id: str) -> bool:
         return "*" not in ava_title(test_id) and not _REPEAT.search(test_id)
     return runner in NAME_FILTERS
 
-
-def ava_title(test_id: str) -> str:
-    """The title ava matches: an id's last part (ava's reporter puts the file's path before it, ` › `-joined,
-    when more than one file ran)."""
-    return test_id.rsplit(SEP, 1)[-1]
 
 
 def name_flags(runner: str | None, names: list[str]) -> str:

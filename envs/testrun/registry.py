@@ -58,9 +58,9 @@ NODE = RunnerAbilities(
     reset_caches=node_runner.reset_caches)
 """collect: mocha --dry-run; jest, vitest, node:test: every test skipped. select (node_only.py): jest and vitest
 by full name and the ids' files, mocha by full title, node:test by the top-level tests holding the ids (Node 20
-matches a test's own name, and a subtest of an unmatched parent never runs); tap, ava, uvu, tape, jasmine and a
-script that filters by name itself run whole (tap's --grep reaches one level per pattern, the others have no
-filter every version honours). Not exact: a name the parse changed selects nothing (IdSelection.exact). Its
+matches a test's own name, and a subtest of an unmatched parent never runs), ava by title (--match); tap, uvu,
+tape, jasmine and a script that filters by name itself run whole (tap's --grep reaches one level per pattern,
+the others have no filter every version honours). Not exact: a name the parse changed selects nothing (IdSelection.exact). Its
 validation containers are reused: npm's logs are neutral, vitest's results cache is put back (reset_caches)."""
 CUSTOM = RunnerAbilities(name="custom", run=unittest_runner.run, per_test_ids="when printed", report="unittest",
                          grading=grade_unittest, test_files=unittest_files, crash=PYTHON_CRASH)

@@ -106,6 +106,8 @@ EXPECTED = {
                   "npm test --ignore-scripts -- --verbose"),  # a bare `jest` names every test with --verbose
     "node_vitest": (("npm ci --no-audit --no-fund --prefer-offline --ignore-scripts", REBUILD), [],
                     "npm test --ignore-scripts -- --reporter=verbose"),  # vitest's default names failing tests only
+    "node_ava_offline": (("npm ci --no-audit --no-fund --prefer-offline --ignore-scripts", REBUILD), [],
+                         "npm test --ignore-scripts"),
     "hanging_test": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
     "uncollectable_test_file": ("uv pip install -e '.[test]'", [], "python -m pytest tests"),
 }

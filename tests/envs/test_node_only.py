@@ -79,10 +79,20 @@ def test_mocha_selects_by_full_title_and_loads_every_file() -> None:
     assert _script(box) == r"mocha test/ --timeout 5000 --grep '^(?:math adds|math adds \(a\|b\))$' && eslint ."
 
 
+def test_ava_runs_only_the_selected_titles_and_keeps_a_deselected_one_out() -> None:
+    # checked with ava 6: repeated --match patterns are OR'ed, a `!` one leaves a title out
+    box = _box({"test": "xo && ava"}, ("sh -c", "  ✔ browser › chromium - baseUrl option\n  ─\n\n  1 test passed\n"))
+    run = _selected_run(box, "npm test --ignore-scripts", ["browser > chromium - baseUrl option", "main > it's 1"],
+                        [Deselection(test="browser > firefox - baseUrl option", reason="no firefox build")])
+    assert _script(box) == ("xo && ava --match 'chromium - baseUrl option' --match 'it'\"'\"'s 1' "
+                            "--match '!firefox - baseUrl option'")
+    assert {r.test_id: r.outcome for r in run.results} == {"browser > chromium - baseUrl option": "passed"}
+
+
 @pytest.mark.parametrize(("script", "why"), [
     ("jest -t fast", "filters by name itself"),
     ("mocha --grep @unit", "filters by name itself"),
-    ("ava", "no name filter every version honours"),
+    ("ava --match '*fast*'", "filters by name itself"),
     ("tap", "its --grep reaches one level per pattern"),
 ])
 def test_a_runner_that_cannot_select_exactly_runs_the_whole_suite(script: str, why: str) -> None:
@@ -105,7 +115,8 @@ def test_what_narrowed_a_run_is_said() -> None:
     assert select(box, "npm test", [], only=["a.test.js > adds"]).only == "names and files"
     assert select(box, "npm test", [], only=["math > adds"]).only == "names"
     assert select(_box({"test": "node --test"}), "npm test", [], only=["add > one"]).only == "top-level tests"
-    assert select(_box({"test": "ava"}), "npm test", [], only=["add"]).only == ""
+    assert select(_box({"test": "ava"}), "npm test", [], only=["add"]).only == "names"
+    assert select(_box({"test": "tape test/*.js"}), "npm test", [], only=["add"]).only == ""
 
 
 def test_ids_without_a_file_select_by_name_alone() -> None:
