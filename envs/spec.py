@@ -114,6 +114,9 @@ class TestRun(BaseModel):
     """The run hit its timeout and was killed."""
     forks_refused: int = 0
     """Processes the sandbox's pids limit refused to create during the run (0 where it cannot be read)."""
+    crashed_test: str = ""
+    """The test that was running when the test process died before writing its report (pytest: the per-test
+    plugin's record of the test it started last); "" when unknown or nothing crashed."""
     output_tail: str = ""
     output: str = Field(default="", exclude=True, repr=False)
     """The whole output the sandbox kept, for diagnosis (a missing module is named early in a long log); never
@@ -214,6 +217,9 @@ class Verification(BaseModel):
     crashed_runs: list[TestRun] = Field(default_factory=list)
     """Runs whose process died on a crash signal (SIGSEGV, SIGBUS, SIGABRT, ...) before reporting any test; each
     was run again once (at most one retry per verification), so `runs` holds the retries."""
+    crashed_tests: list[Deselection] = Field(default_factory=list)
+    """Tests a run named as the one its process crashed in (SIGSEGV...), left out of the runs after it: the
+    build records them with its deselections (reason `crashes: ...`), and the cap counts them."""
 
     @property
     def last_run(self) -> TestRun | None:

@@ -15,8 +15,8 @@ from autoinstall.install.stubs import add_stub, put_stub_wheels
 from autoinstall.options import Budgets
 from autoinstall.plan.agent_tools import tools_in, wants_tools
 from autoinstall.plan.models.chat_client import ModelError
-from autoinstall.verify.checks import judge, run_check, run_failure_class
-from autoinstall.verify.leftout import hang_deselections, uncollectable_deselections
+from autoinstall.verify.checks import crash_signal, judge, run_check, run_failure_class
+from autoinstall.verify.leftout import crash_deselections, hang_deselections, uncollectable_deselections
 from autoinstall.verify.widen import side_suite, wider_plan
 from envs.base import ExecResult, Layered, Sandbox
 from envs.errors import SandboxLimitError
@@ -277,6 +277,10 @@ class Installer:
         if hangs := hang_deselections(run, self.result.deselected):  # every run would wait for them again
             self._leave_out(hangs, self._record("<tests> tests hang", "tests", run.exit_code, run.duration_s,
                                                 run.output_tail))
+            return None, False
+        if crashes := crash_deselections(run, self.result.deselected, crash_signal(run)):  # no report, no tests
+            self._leave_out(crashes, self._record("<tests> the test process crashed", "tests", run.exit_code,
+                                                  run.duration_s, run.output_tail))
             return None, False
         ok, reason = judge(checks, [run], self.budgets.threshold)
         if ok and self.narrow is None and (wider := wider_plan(self.sandbox, self.plan, self.result.deselected,

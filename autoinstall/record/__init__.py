@@ -58,6 +58,7 @@ def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOp
         spec.failure = Failure(failure_class="infrastructure", message=f"verification could not run: {e}")
     else:
         spec.verification = verification
+        spec.deselected = [*spec.deselected, *verification.crashed_tests]  # left out of its runs, so recorded
         judge_spec(spec, verification)
     spec.dockerfile = render_dockerfile(base_image=spec.base_image or "", steps=spec.steps, env=spec.env,
                                         name=name, commit=spec.source.commit, source=spec.source.repo,

@@ -6,6 +6,7 @@ import signal
 import time
 
 from autoinstall.ecosystems.services import started_like
+from autoinstall.verify.leftout import crash_deselections
 from autoinstall.verify.renamed import renamed_note, renamed_subtests
 from envs.base import Sandbox
 from envs.spec import (
@@ -27,6 +28,8 @@ KILLED = 137
 """Exit status of a process ended by SIGKILL: the kernel's OOM killer inside a memory-limited sandbox."""
 
 
+MAX_CRASHED_TESTS = 3
+"""Tests a verification leaves out because a run crashed in them (each time, the runs start over)."""
 CRASH_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGILL, signal.SIGFPE}
 """Signals that mean the test process itself crashed (not a timeout's or the OOM killer's SIGKILL)."""
 
@@ -206,27 +209,40 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
     collection = count_suite(sandbox, plan, deselected, timeout_s, env)
     test_runs: list[TestRun] = []
     crashed: list[TestRun] = []
+    crashed_tests: list[Deselection] = []
     while test_command(plan) is not None and len(test_runs) < runs:
         remaining = max(60.0, timeout_s - (time.monotonic() - started))
-        run = run_tests(sandbox, test_command(plan), plan.test_runner, deselected, remaining, env,
+        left_out = [*deselected, *crashed_tests]
+        run = run_tests(sandbox, test_command(plan), plan.test_runner, left_out, remaining, env,
                         per_test_timeout_s)
+        if len(crashed_tests) < MAX_CRASHED_TESTS and (found := crash_deselections(run, left_out,
+                                                                                  crash_signal(run))):
+            crashed_tests += found  # the run names the test it died in: without it, the runs start over
+            crashed.append(run.model_copy(update={"output": ""}))
+            test_runs = []
+            continue
         if crash_signal(run) and not crashed:  # once: a process that crashes again is the verdict
             crashed.append(run.model_copy(update={"output": ""}))
             continue
         test_runs.append(run)
         if crash_signal(run):
             break
+    if crashed_tests:  # counted against the cap like every deselection
+        collection = count_suite(sandbox, plan, [*deselected, *crashed_tests], timeout_s, env)
     if abilities(plan.test_runner).listing_is_lower_bound:
         collection = with_ran(collection, combine(test_runs))
     ok, reason = judge(checks, test_runs, threshold, collection, max_deselected)
     # The whole outputs were for diagnosis, which follows no verification: the record keeps the tails.
     checks = [c.model_copy(update={"output": ""}) for c in checks]
     test_runs = [r.model_copy(update={"output": ""}) for r in test_runs]
-    if crashed:
+    if crashed_tests:
+        reason += (f" ({len(crashed_tests)} test{'s' if len(crashed_tests) > 1 else ''} the test process crashed "
+                   f"in left out: {', '.join(d.test for d in crashed_tests)}; the runs started over without it)")
+    elif crashed:
         reason += f" (a run crashed with {crash_signal(crashed[0])} before reporting a test and was run again)"
     return Verification(verified=ok, reason=reason, checks=checks, runs=test_runs, flaky=flaky_tests(test_runs),
                         threshold=threshold, max_deselected=max_deselected, collection=collection,
-                        counts=combine(test_runs), crashed_runs=crashed)
+                        counts=combine(test_runs), crashed_runs=crashed, crashed_tests=crashed_tests)
 
 
 def count_suite(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], timeout_s: float,

@@ -1,6 +1,8 @@
 """Tests the builder leaves out on its own evidence, each with its reason, all counted against the cap:
-tests that hang (the per-test timeout stopped them) and the few test files that cannot be collected once every
-repair was tried. The install loop applies them; verification counts them (checks.with_uncollected)."""
+tests that hang (the per-test timeout stopped them), a test the test process crashed in (SIGSEGV...: it wrote
+no report, the per-test plugin named the test), and the few test files that cannot be collected once every
+repair was tried. The install loop applies them; verification leaves out a test a run crashed in too, and
+counts them all (checks.with_uncollected)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,6 +20,16 @@ def hang_deselections(run: TestRun, already: list[Deselection]) -> list[Deselect
     left_out = {d.test for d in already}
     return [Deselection(test=test, reason=f"hangs: {why}") for test, why in hung_tests(run).items()
             if test not in left_out]
+
+
+def crash_deselections(run: TestRun, already: list[Deselection], signal_name: str | None) -> list[Deselection]:
+    """The test `run`'s process died in on the crash signal `signal_name` (None: it did not crash), when the
+    runner named it and it is not left out yet, reason `crashes: ...`."""
+    test = run.crashed_test
+    if not signal_name or not test or test in {d.test for d in already}:
+        return []
+    return [Deselection(test=test, reason=f"crashes: the test process died with {signal_name} (exit "
+                                          f"{run.exit_code}) while this test ran, before it wrote a report")]
 
 
 def uncollectable_deselections(sandbox: Sandbox, runner: str, command: str, already: list[Deselection], repo: Path,

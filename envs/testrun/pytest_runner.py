@@ -16,6 +16,9 @@ from envs.testrun.summary import parse_summary
 PLUGIN = "autoinstall_timeout"
 """The per-test timeout plugin's module name inside the sandbox (its source: timeout_plugin.py)."""
 PLUGIN_SOURCE = (Path(__file__).parent / "timeout_plugin.py").read_bytes()
+CURRENT_ENV = "AUTOINSTALL_CURRENT_TEST"
+"""The plugin's variable for the file it writes each starting test's id into (timeout_plugin.CURRENT_ENV)."""
+CURRENT_FILE = "current-test"
 SELECT_PLUGIN = "autoinstall_reward_select"
 """The selection plugin's module name: it keeps only the tests named in $AUTOINSTALL_SELECT."""
 SELECT_PLUGIN_SOURCE = (Path(__file__).parent / "select_plugin.py").read_text()
@@ -137,7 +140,8 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
     junit = f"/var/tmp/autoinstall-junit-{uuid.uuid4().hex[:8]}.xml"
     plugin_dir = f"/var/tmp/autoinstall-plugin-{uuid.uuid4().hex[:8]}"
     sandbox.write_file(f"{plugin_dir}/{PLUGIN}.py", PLUGIN_SOURCE)
-    with_plugin = (f"export PYTHONPATH={plugin_dir}${{PYTHONPATH:+:$PYTHONPATH}}; "
+    current = f"{plugin_dir}/{CURRENT_FILE}"
+    with_plugin = (f"export PYTHONPATH={plugin_dir}${{PYTHONPATH:+:$PYTHONPATH}} {CURRENT_ENV}={current}; "
                    f"{command} -p {PLUGIN} {pytest_args(deselected, junit, plugin_dir)}")
     result = sandbox.exec(with_plugin, timeout=timeout_s, env=env)
     if not result.timed_out and _plugin_not_loaded(result.output):
@@ -146,6 +150,8 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
                   output_tail=result.output[-4000:], output=result.output)
     run.results, note = _read_report(sandbox, junit)
     run.results = with_captured(run.results, result.output)
+    if not run.results and (result.exit_code > 128 or result.exit_code < 0) and not result.timed_out:
+        run.crashed_test = _crashed_in(sandbox, current)
     if note:  # kept where the record keeps the run's output, last, so the tail shows it
         run.output = f"{run.output}\n[autoinstall] {note}"
         run.output_tail = run.output[-4000:]
@@ -154,6 +160,13 @@ def run(sandbox: Sandbox, command: str, deselected: list[Deselection], timeout_s
     run.counts = count(run.results) if run.results else parse_summary(result.output)
     run.collection_ok = result.exit_code in (0, 1, 5) and not result.timed_out
     return run
+
+
+def _crashed_in(sandbox: Sandbox, current: str) -> str:
+    """The test the per-test plugin last said was starting (a crashed process wrote no report); "" if none."""
+    found = sandbox.exec(["head", "-c", "4096", current], timeout=60)
+    text = found.stdout.strip() if found.ok else ""
+    return text if text and "\n" not in text else ""
 
 
 def _read_report(sandbox: Sandbox, junit: str) -> tuple[list[TestResult], str]:

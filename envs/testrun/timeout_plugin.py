@@ -7,7 +7,9 @@ When it does not stop even then (it swallowed the failure), a second SIGALRM dum
 MARKER with the test's id and ends the process with HANG_EXIT; stuck where no Python signal handler runs (or off
 the main thread), faulthandler's own watchdog (a C thread, invisible to `threading.enumerate()`) ends it. So a
 suite never runs into its run's global timeout, and the plugin starts no Python thread a suite could see. After AUTOINSTALL_MAX_HANGS timed-out tests the session stops
-(the report is still written): the caller deselects them and runs again.
+(the report is still written): the caller deselects them and runs again. Each test's id is written to the file
+AUTOINSTALL_CURRENT_TEST names as it starts: a process that dies on a crash signal writes no report, and that
+file then names the test it died in.
 """
 import faulthandler
 import os
@@ -17,6 +19,9 @@ import threading
 import pytest
 
 TIMEOUT_ENV = "AUTOINSTALL_TEST_TIMEOUT"
+CURRENT_ENV = "AUTOINSTALL_CURRENT_TEST"
+"""A file the plugin writes each test's id into as the test starts: when the process dies on a crash signal
+(no report is written), it names the test it died in."""
 MAX_HANGS_ENV = "AUTOINSTALL_MAX_HANGS"
 MARKER = "autoinstall-timeout:"
 HANG_EXIT = 86
@@ -44,6 +49,21 @@ def _end(nodeid, seconds):
     os._exit(HANG_EXIT)
 
 
+def _mark_current(nodeid):
+    """The test starting now, in CURRENT_ENV's file (one small write; nothing when the variable is unset)."""
+    path = os.environ.get(CURRENT_ENV)
+    if not path:
+        return
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, nodeid.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
 _state = {"hangs": 0}
 _STDERR = os.dup(2)
 """Imported by `-p` before pytest starts capturing: this is the real stderr."""
@@ -54,6 +74,7 @@ def pytest_runtest_protocol(item, nextitem):
     """No thread of our own (suites check that they leave none behind): SIGALRM fails the test, a second one
     `grace` seconds later ends a session whose test swallowed the first; faulthandler's C watchdog (no
     Python thread) ends one stuck where no signal handler runs."""
+    _mark_current(item.nodeid)
     seconds = _seconds(TIMEOUT_ENV, 0)
     if seconds <= 0:
         yield

@@ -121,6 +121,27 @@ def test_the_loop_deselects_a_hanging_test_with_reason_hangs_and_runs_again() ->
     assert result.repairs[-1].kind == "deselect"
 
 
+def test_the_loop_leaves_out_the_test_the_process_crashed_in_and_runs_again() -> None:
+    crashes: list[str] = []
+
+    def behaviour(sb, cmd: str, env: dict):  # noqa: ANN001, ANN202
+        if cmd.startswith("head -c 4096 ") and cmd.endswith("/current-test"):  # the plugin's record of the test
+            return ExecResult(exit_code=0, stdout="tests/test_a.py::test_two")
+        if "pytest" in cmd and "--junitxml" in cmd:
+            assert "AUTOINSTALL_CURRENT_TEST=" in cmd
+            if "--deselect=tests/test_a.py::test_two" in cmd:
+                return junit(("test_a::test_one", ""))
+            crashes.append(cmd)
+            return ExecResult(exit_code=139, stderr="Fatal Python error: Segmentation fault\n")
+        return OK
+
+    result, _ = install(behaviour)
+    assert result.ok, result.failure
+    assert crashes and [(d.test, d.reason.split(" (")[0]) for d in result.deselected] == [
+        ("tests/test_a.py::test_two", "crashes: the test process died with SIGSEGV")]
+    assert result.repairs[-1].kind == "deselect"
+
+
 def test_the_loop_leaves_out_a_file_that_no_repair_lets_collect(tmp_path: Path) -> None:
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_py2.py").write_text("def test_a():\n    print 'x'\ndef test_b():\n    pass\n")

@@ -71,3 +71,42 @@ def test_a_command_that_runs_a_side_suite_is_partial_as_narrow_suite() -> None:
     judge_spec(spec, verification)
     assert spec.status == "partial" and spec.failure is not None and spec.failure.failure_class == "narrow_suite"
     assert "collects 2 of the 32 tests" in spec.failure.message
+
+
+CRASHING = '''import ctypes
+
+import pytest
+
+
+@pytest.mark.parametrize("n", range(11))
+def test_fine(n):
+    assert n >= 0
+
+
+def test_reads_address_zero():
+    ctypes.string_at(0)
+'''
+
+
+def test_a_test_the_process_crashes_in_is_left_out_recorded_and_the_runs_start_over() -> None:
+    # a test that kills the interpreter with SIGSEGV leaves no report at all: before, the run was repeated once,
+    # crashed again and the build failed as tests_crashed (a dev repository's TLS tests, 697 others passing)
+    with LocalSandbox() as sb:
+        root = Path(sb.workdir)
+        (root / "tests").mkdir()
+        (root / "tests" / "test_c.py").write_text(CRASHING)
+        plan = Plan(test_command=f"{PY} -m pytest tests", test_runner="pytest")
+        verification = verify(sb, plan, [], runs=2, max_deselected=0.1, timeout_s=300)
+    assert [d.test for d in verification.crashed_tests] == ["tests/test_c.py::test_reads_address_zero"]
+    assert verification.crashed_tests[0].reason.startswith("crashes: the test process died with SIGSEGV")
+    assert [r.exit_code for r in verification.crashed_runs] in ([139], [-11])
+    assert len(verification.runs) == 2 and all(r.passed == 11 for r in verification.runs)
+    assert verification.verified, verification.reason
+    assert "left out: tests/test_c.py::test_reads_address_zero" in verification.reason
+    collection = verification.collection
+    assert collection is not None and (collection.command, collection.selected, collection.deselected) == (12, 11, 1)
+    # the cap counts it: at 5% one test of twelve is too many
+    spec = EnvSpec(status="failed", source=SourceRecord(repo="r", name="r"), model="embedded", plan=plan,
+                   deselected=verification.crashed_tests)
+    judge_spec(spec, verification.model_copy(update={"max_deselected": 0.05}))
+    assert spec.status == "partial"

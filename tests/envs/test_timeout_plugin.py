@@ -12,7 +12,7 @@ from envs.spec import TestRun
 from envs.testrun import PIDS_EVENTS, pytest_output, run_tests
 from envs.testrun import timeout_plugin as plugin
 from envs.testrun.junit import parse_junit
-from envs.testrun.pytest_runner import PLUGIN, PLUGIN_SOURCE
+from envs.testrun.pytest_runner import CURRENT_ENV, PLUGIN, PLUGIN_SOURCE
 
 SUITE = '''
 import socket
@@ -68,6 +68,31 @@ def _run(tmp_path: Path, source: str, **env: str) -> tuple[subprocess.CompletedP
 def test_constants_agree_with_the_parsers() -> None:
     assert (plugin.MARKER, plugin.TIMEOUT_ENV, plugin.MAX_HANGS_ENV, plugin.HANG_EXIT) == (
         pytest_output.MARKER, pytest_output.TIMEOUT_ENV, pytest_output.MAX_HANGS_ENV, pytest_output.HANG_EXIT)
+    assert plugin.CURRENT_ENV == CURRENT_ENV
+
+
+CRASHING = '''
+import ctypes
+
+
+def test_before():
+    assert True
+
+
+def test_reads_address_zero():
+    ctypes.string_at(0)
+
+
+def test_never_reached():
+    assert True
+'''
+
+
+def test_a_process_that_crashes_leaves_the_id_of_the_test_it_died_in(tmp_path: Path) -> None:
+    current = tmp_path / "current-test"
+    done, results = _run(tmp_path, CRASHING, **{CURRENT_ENV: str(current)})
+    assert done.returncode in (-11, 139) and results == [], (done.returncode, done.stdout[-500:])
+    assert current.read_text() == "test_suite.py::test_reads_address_zero"
 
 
 def test_a_hanging_test_fails_with_the_marker_and_the_suite_goes_on(tmp_path: Path) -> None:
