@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autoinstall.verify import judge_spec, verify
 from envs.local import LocalSandbox
-from envs.spec import Deselection, EnvSpec, Plan, SourceRecord
+from envs.spec import Deselection, EnvSpec, Plan, SourceRecord, Verification
 
 PY = sys.executable
 TESTS = '''import pytest
@@ -32,14 +32,20 @@ def test_y():
 LEFT_OUT = ["tests/test_p.py::test_x[a::b]", "tests/test_p.py::TestK::test_m[2]"]
 
 
-def test_ids_with_colons_and_brackets_are_deselected_and_counted() -> None:
+def _verified(files: dict[str, str], deselected: list[Deselection], *, max_deselected: float,
+              ) -> tuple[Plan, Verification]:
+    """`verify` of `python -m pytest tests` with `files` in tests/, in a local sandbox."""
     with LocalSandbox() as sb:
-        root = Path(sb.workdir)
-        (root / "tests").mkdir()
-        (root / "tests" / "test_p.py").write_text(TESTS)
+        (Path(sb.workdir) / "tests").mkdir()
+        for name, text in files.items():
+            (Path(sb.workdir) / "tests" / name).write_text(text)
         plan = Plan(test_command=f"{PY} -m pytest tests", test_runner="pytest")
-        deselected = [Deselection(test=t, reason="r") for t in LEFT_OUT]
-        verification = verify(sb, plan, deselected, runs=2, max_deselected=0.5, timeout_s=300)
+        return plan, verify(sb, plan, deselected, runs=2, max_deselected=max_deselected, timeout_s=300)
+
+
+def test_ids_with_colons_and_brackets_are_deselected_and_counted() -> None:
+    deselected = [Deselection(test=t, reason="r") for t in LEFT_OUT]
+    plan, verification = _verified({"test_p.py": TESTS}, deselected, max_deselected=0.5)
     ran = {r.test_id for r in verification.runs[-1].results}
     assert ran == {"tests/test_p.py::test_x[c[d]]", "tests/test_p.py::test_x[plain]",
                    "tests/test_p.py::TestK::test_m[1]", "tests/test_p.py::test_y"}, verification.runs[-1].output_tail
@@ -91,12 +97,7 @@ def test_reads_address_zero():
 def test_a_test_the_process_crashes_in_is_left_out_recorded_and_the_runs_start_over() -> None:
     # a test that kills the interpreter with SIGSEGV leaves no report at all: before, the run was repeated once,
     # crashed again and the build failed as tests_crashed (a dev repository's TLS tests, 697 others passing)
-    with LocalSandbox() as sb:
-        root = Path(sb.workdir)
-        (root / "tests").mkdir()
-        (root / "tests" / "test_c.py").write_text(CRASHING)
-        plan = Plan(test_command=f"{PY} -m pytest tests", test_runner="pytest")
-        verification = verify(sb, plan, [], runs=2, max_deselected=0.1, timeout_s=300)
+    plan, verification = _verified({"test_c.py": CRASHING}, [], max_deselected=0.1)
     assert [d.test for d in verification.crashed_tests] == ["tests/test_c.py::test_reads_address_zero"]
     assert verification.crashed_tests[0].reason.startswith("crashes: the test process died with SIGSEGV")
     assert [r.exit_code for r in verification.crashed_runs] in ([139], [-11])
