@@ -12,14 +12,13 @@ import os
 import posixpath
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Self
 
 from autoinstall.debug.steps import WORKDIR, Recorded, parse_commands
 from autoinstall.ecosystems.base import STUB_DIR
 from autoinstall.errors import AutoinstallError
-from envs.base import ExecResult, Limits
+from envs.base import ExecResult, Limits, read_capped
 from envs.docker import DockerSandbox, DockerSandboxConfig
 from envs.home import cache_dir
 from envs.spec import EnvSpec
@@ -48,6 +47,11 @@ __ai_record() {
 }
 __RECORD__
 """
+
+
+STUB_WHEEL_CAP = 1024 * 1024
+"""Bytes of one stub wheel the host reads back (a stub is a few KiB: a module that raises on use)."""
+MAX_STUB_WHEELS = 100
 
 
 class DebugError(AutoinstallError, RuntimeError):
@@ -115,12 +119,19 @@ class DebugShell:
         return parse_commands(result.stdout) if result.ok else []
 
     def stub_wheels(self, spec: EnvSpec) -> dict[str, bytes]:
-        """The stub wheels baked into the image (the replay context needs them)."""
+        """The stub wheels baked into the image (the replay context needs them): the regular `*.whl` files of
+        STUB_DIR, each read up to STUB_WHEEL_CAP. What the container holds is the user's session's and the
+        project's: a planted link, a huge file or a thousand wheels reach the host as none of those."""
         if not spec.stubs:
             return {}
-        with tempfile.TemporaryDirectory(prefix="autoinstall-stubs-") as tmp:
-            self.sandbox.get(STUB_DIR, Path(tmp) / "stubs")
-            return {p.name: p.read_bytes() for p in (Path(tmp) / "stubs").glob("*.whl")}
+        listed = self.sandbox.exec(["find", STUB_DIR, "-maxdepth", "1", "-type", "f", "-name", "*.whl",
+                                    "-size", f"-{STUB_WHEEL_CAP // 1024 + 1}k"])
+        wheels: dict[str, bytes] = {}
+        for path in listed.stdout.splitlines()[:MAX_STUB_WHEELS] if listed.ok else []:
+            data, cut = read_capped(self.sandbox, path, STUB_WHEEL_CAP)
+            if not cut and posixpath.dirname(path) == STUB_DIR.rstrip("/"):
+                wheels[posixpath.basename(path)] = data
+        return wheels
 
     def snapshot(self) -> str:
         """Commit the container (its debug state directory removed first); returns the snapshot tag."""
