@@ -56,3 +56,16 @@ def test_a_test_that_needs_the_internet_is_deselected_with_its_message_as_eviden
     fix = repair(ctx)
     assert fix is not None and fix.kind == "deselect", (ctx.diagnosis, fix)
     assert [t.rsplit(" > ", 1)[-1] for t in fix.tests] == ["reaches the internet"]  # never the plain failure
+
+
+def test_a_hostile_output_is_read_in_one_pass() -> None:
+    # before, each failed ava name was compared with every later line, and each failed result with every block:
+    # 20,000 failures in an output that any test run can print took the square of that
+    n = 20_000
+    listing = "".join(f"  ✘ [fail]: t{i} Rejected promise returned by test\n" for i in range(n))
+    details = "".join(f"  t{i}\n\n  Error: no {i}\n\n" for i in range(n))
+    long_name = "  ✘ [fail]: " + "w " * 50_000 + "\n"
+    results = parse_node_output(listing + long_name + "  ─\n\n" + details + "  ─\n")
+    assert len(results) == n + 1
+    assert results[0].test_id == "t0" and results[0].message == "Error: no 0"
+    assert results[n - 1].test_id == f"t{n - 1}" and results[n - 1].message == f"Error: no {n - 1}"

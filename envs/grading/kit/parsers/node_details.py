@@ -16,6 +16,7 @@ from dataclasses import replace
 
 SEP = " > "
 MESSAGE_CAP = 2000
+TITLE_CAP = 1000
 _JEST = re.compile(r"^\s*● (?P<title>\S.*)$")
 _MOCHA = re.compile(r"^(?P<indent>\s*)\d+\) (?P<title>\S.*)$")
 _VITEST = re.compile(r"^\s*FAIL\s+(?P<title>\S.* > .+)$")
@@ -54,18 +55,24 @@ def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
     return found
 
 
+def _prefixes(name: str) -> list[str]:
+    """`name` and each part of it that ends before a space: the titles an ava listing name may start with
+    (none for a name past TITLE_CAP characters: no title is that long, and its prefixes would fill memory)."""
+    if len(name) > TITLE_CAP:
+        return [name]
+    return [name, *(name[:i] for i, c in enumerate(name) if c == " ")]
+
+
 def _ava_blocks(lines: list[str], failed: list[str]) -> list[tuple[str, list[str]]]:
     """ava's blocks: after the first `─`, a line that is exactly a failed test's title (or a prefix of its
-    listing name, which runs the summary on) starts one."""
+    listing name, which runs the summary on) starts one. Linear in the output: a title is looked up, never
+    compared with every failed name."""
     try:
         start = next(i for i, line in enumerate(lines) if line.strip() and set(line.strip()) == {"─"})
     except StopIteration:
         return []
-    titles = {}
-    for i in range(start + 1, len(lines)):
-        text = _title(lines[i])
-        if text and any(name == text or name.startswith(text + " ") for name in failed):
-            titles[i] = text
+    wanted = {prefix for name in failed for prefix in _prefixes(name)}
+    titles = {i: text for i in range(start + 1, len(lines)) if (text := _title(lines[i])) and text in wanted}
     found = []
     for i, title in titles.items():
         body = []
@@ -77,16 +84,19 @@ def _ava_blocks(lines: list[str], failed: list[str]) -> list[tuple[str, list[str
     return found
 
 
-def _best(test_id: str, blocks: list[tuple[str, list[str]]], ava: bool) -> tuple[str, list[str]] | None:
-    """The block of `test_id`: its own title, or (jest) the id's tail; for ava, whose listing runs the summary on
-    after the title, else the longest title the id starts with."""
-    for title, body in blocks:
-        if test_id == title or test_id.endswith(SEP + title):
-            return title, body
+def _best(test_id: str, blocks: dict[str, list[str]], ava: bool) -> tuple[str, list[str]] | None:
+    """The block of `test_id`: its own title, or (jest) a tail of its parts; for ava, whose listing runs the
+    summary on after the title, else the longest title the id starts with."""
+    parts = test_id.split(SEP)
+    for k in range(len(parts)):
+        if (title := SEP.join(parts[k:])) in blocks:
+            return title, blocks[title]
     if not ava:
         return None
-    prefixes = [(title, body) for title, body in blocks if test_id.startswith(title + " ")]
-    return max(prefixes, key=lambda b: len(b[0]), default=None)
+    for prefix in _prefixes(test_id)[1:][::-1]:
+        if prefix in blocks:
+            return prefix, blocks[prefix]
+    return None
 
 
 def with_messages(lines: list[str], results: list) -> list:
@@ -95,7 +105,9 @@ def with_messages(lines: list[str], results: list) -> list:
     if not failed:
         return results
     ava = any(_AVA_FAIL.match(line) for line in lines)
-    blocks = _ava_blocks(lines, failed) if ava else _blocks(lines)
+    blocks: dict[str, list[str]] = {}
+    for title, body in _ava_blocks(lines, failed) if ava else _blocks(lines):
+        blocks.setdefault(title, body)  # the first block of a title (a repeated title: the first's details)
     if not blocks:
         return results
     out = []
