@@ -102,7 +102,8 @@ def chromium_step(links: list[str], evidence: list[Evidence], *, driver: bool = 
 def _links(output: str) -> list[str]:
     """The paths a launcher said it looked for a browser at (playwright's cache), other than Debian's; never
     one cut short in a summary (`.../...`) or climbing out of where it said."""
-    found = [m.group("s2").rstrip("'\",)") for m in BROWSER_MISSING.finditer(output) if m.group("s2")]
+    found = [m.group("s2").split("\u240a")[0].rstrip("'\",)`") for m in BROWSER_MISSING.finditer(output)
+             if m.group("s2")]  # ava prints a message's line break as ␊ and quotes it in backticks
     return [p for p in dict.fromkeys(found)
             if p != CHROMIUM and CHROMIUM_BUILD.search(p.rsplit("/ms-playwright/", 1)[-1])
             and not any(part.startswith("..") or "\u2026" in part for part in p.split("/"))]

@@ -90,9 +90,11 @@ def test_only_a_chromium_build_path_gets_a_link_never_firefox_or_webkit() -> Non
     # a link from playwright's Firefox or WebKit build to chromium made every such launch wait out the suite's
     # launch timeout (chromium does not speak those builds' protocol): 45 serial tests ran a suite past 15 minutes
     output = "".join(_missing(p) for p in (CHROMIUM_BUILD, FIREFOX, WEBKIT))
+    output += f"    message: `browserType.launch: Executable doesn't exist at {CHROMIUM_BUILD}␊\n"  # ava's quoting
     fix = repair(_ctx(output, phase="tests", failing=TESTS, env=dict(ENV)))
     assert fix is not None and fix.step is not None
-    assert f"ln -sf {CHROMIUM} {CHROMIUM_BUILD}" in fix.step.command
+    assert f"ln -sf {CHROMIUM} {CHROMIUM_BUILD}" in fix.step.command and "␊" not in fix.step.command
+    assert fix.step.command.count("ln -sf") == 1
     assert "firefox" not in fix.step.command and "webkit" not in fix.step.command
     # a home whose own name holds "chrom" is not a Chromium build
     odd = _missing("/home/chromebook/.cache/ms-playwright/firefox-1497/firefox/firefox")
