@@ -138,15 +138,19 @@ def test_a_signal_to_a_batch_stops_its_running_build_at_once_and_keeps_finished_
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_to_a_recording_debug_session_removes_its_container_and_frees_the_lock(
-        base_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: signal.Signals) -> None:
+        base_image: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signum: signal.Signals,
+        request: pytest.FixtureRequest) -> None:
     from envs.catalog import Catalog  # noqa: PLC0415 (sqlite's module: only the Docker tests here need it)
     from envs.spec import EnvSpec, Plan, SourceRecord  # noqa: PLC0415 (pydantic: as above)
 
     monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
     catalog = Catalog(tmp_path / "catalog")
+    image = f"autoinstall-test-debug:{uuid.uuid4().hex[:8]}"  # its own tag: never the shared base image's
+    subprocess.run(["docker", "tag", base_image, image], check=True)
+    request.addfinalizer(lambda: subprocess.run(["docker", "rmi", image], capture_output=True, check=False))
     spec = EnvSpec(status="failed", source=SourceRecord(repo=f"/src/demo-{uuid.uuid4().hex[:8]}", name="demo",
                                                         commit="c0ffee" * 6), model="embedded", plan=Plan(),
-                   image=base_image)
+                   image=image)
     record = catalog.upsert_spec(spec, tmp_path / "env")
     before = catalog.get_spec(record.id)
     label = f"label=autoinstall.debug={record.id}"

@@ -8,13 +8,18 @@ from typing import Protocol
 
 from envs.base import LABEL, Limits
 from envs.docker.container import DockerSandboxConfig
-from envs.docker.images import build_image, remove_image
+from envs.docker.engine import KIND_LABEL
+from envs.docker.images import build_image, image_labels, remove_image
 from envs.docker.sandbox import DockerSandbox
 from envs.errors import EnvError
 
 
 def _quote(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+PROTECTED_KINDS = ("base", "rootfs")
+"""Kinds of image (autoinstall.kind) that finalize never tags over."""
 
 
 class BaseImages(Protocol):
@@ -52,6 +57,12 @@ class DockerFactory:
                                                  cache_mode="shared" if trusted else "layered"))
 
     def finalize(self, snapshot: str, tag: str, env: Mapping[str, str], labels: Mapping[str, str]) -> str:
+        held = (image_labels(tag) or {}).get(KIND_LABEL)
+        if held in PROTECTED_KINDS:  # every build starts from it: an environment never takes its tag
+            msg = (f"{tag} is autoinstall's {held} image, which every build starts from; an environment is never "
+                   "written over it. Give the environment its own image tag (its spec's `image`), or rebuild "
+                   "the environment: autoinstall run <repo>")
+            raise EnvError(msg)
         lines = [f"FROM {snapshot}"] + [f"ENV {k}={_quote(v)}" for k, v in sorted(env.items())]
         with tempfile.TemporaryDirectory(prefix="autoinstall-final-") as context:
             (Path(context) / "Dockerfile").write_text("\n".join(lines) + "\n")

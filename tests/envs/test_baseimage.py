@@ -101,3 +101,16 @@ def test_bootstrap_commands_stream_their_output_through_log() -> None:
     with pytest.raises(ImageBuildError, match=r"exit 3\)\.\nThe Debian mirror http://m/debian") as err:
         baseimage._run(["sh", "-c", script], "bookworm", "http://m/debian", lines.append)
     assert len(lines) == 31 and "line 30" in str(err.value) and "line 10\n" not in str(err.value)
+
+
+def test_an_environment_is_never_written_over_a_base_image(base_image: str) -> None:
+    # a debug session re-recorded onto its spec's image: where that image was the base image, every later build
+    # started from the session's snapshot (seen when a test's interrupt never arrived)
+    from envs.docker import DockerFactory  # noqa: PLC0415 (the engine only for Docker tests)
+    from envs.docker.images import image_labels  # noqa: PLC0415
+    from envs.errors import EnvError  # noqa: PLC0415
+
+    before = image_labels(base_image)
+    with pytest.raises(EnvError, match="never written over it"):
+        DockerFactory().finalize(base_image, base_image, {"X": "1"}, {"autoinstall.kind": "environment"})
+    assert image_labels(base_image) == before and (before or {}).get("autoinstall.kind") == "base"
