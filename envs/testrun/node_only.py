@@ -133,6 +133,8 @@ def only(runner: str | None, script_text: str, ids: list[str], deselected: list[
         return Only(flags=f"--test-name-pattern={shlex.quote(pattern)}", left_out=left_out, how="top-level tests")
     if runner == "ava":
         titles = sorted({ava_title(t) for t in ids})
+        if any(t.startswith("!") for t in titles):  # `--match '!x'` is ava's negation: it would run all but x
+            return None
         chosen = set(titles)
         kept = sorted({ava_title(t) for t in deselected} - chosen)
         flags = " ".join([*(f"--match {shlex.quote(t)}" for t in titles),

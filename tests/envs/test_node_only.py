@@ -119,6 +119,12 @@ def test_what_narrowed_a_run_is_said() -> None:
     assert select(_box({"test": "tape test/*.js"}), "npm test", [], only=["add"]).only == ""
 
 
+def test_an_ava_title_that_starts_with_a_bang_is_not_selected_by_a_negation() -> None:
+    assert only("ava", "ava", ["!important flag"], []) is None  # `--match '!important flag'` runs all but it
+    chosen = only("ava", "ava", ["adds"], ["!important flag"])
+    assert chosen is not None and chosen.flags == "--match adds --match '!!important flag'"  # its own negation
+
+
 def test_ids_without_a_file_select_by_name_alone() -> None:
     chosen = only("jest", "jest", ["math > adds", "src/a.test.js > math > subtracts"], [])
     assert chosen is not None and chosen.files == [] and chosen.how == "names"
