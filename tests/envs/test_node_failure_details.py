@@ -69,3 +69,15 @@ def test_a_hostile_output_is_read_in_one_pass() -> None:
     assert len(results) == n + 1
     assert results[0].test_id == "t0" and results[0].message == "Error: no 0"
     assert results[n - 1].test_id == f"t{n - 1}" and results[n - 1].message == f"Error: no {n - 1}"
+
+
+def test_an_output_indented_deeper_each_line_names_no_test_under_more_than_the_deepest_suites() -> None:
+    # each plain line one space deeper was a suite of every later line: 3,000 of them made ids of 600 KB, and the
+    # marked lines below them copied the whole stack each (the grader reads up to 32 MiB of an agent's output)
+    depth = 3_000
+    suites = "".join(" " * i + f"suite {i:04d} " + "x" * 180 + "\n" for i in range(depth))
+    marks = "".join(" " * depth + f"✔ test {i}\n" for i in range(200))
+    results = parse_node_output(suites + marks)
+    assert len(results) == 200
+    assert max(len(r.test_id) for r in results) < 32 * 200
+    assert results[0].test_id.startswith("suite 0000 ") and results[0].test_id.endswith(" > test 0")

@@ -31,6 +31,9 @@ diff, the code frame and the stack) after a file's tests, or a test's console ou
 what it printed) before its file's header. Every line of the block is indented deeper than its head: none of
 them names a test (a diff's `- Expected` or a printed `✓ done` would read as one). Only in output with jest's
 `PASS file`/`FAIL file` headers: mocha's suite may be named `console.log`."""
+MAX_SUITES = 32
+"""Suites an id names at most: no runner's listing nests deeper, while an output indented one more space a
+line would make each id hold every line above it (ids of megabytes, and the square of the output in copying)."""
 _END_OF_LISTING = re.compile(r"^\s*\d+ passing \(|^\s*✖ failing tests:|^\s*Summary of all failing tests|"
                              r"^\s*⎯+ Failed Tests|^\s*Failures:\s*$")
 
@@ -108,7 +111,8 @@ def parse_marks(output: str) -> list:
             stack.pop()
         m = _MARK.match(line)
         if m is None:
-            if not vitest and len(line.strip()) < 200 and not line.strip().startswith(_NOT_SUITES):
+            if (not vitest and len(stack) < MAX_SUITES and len(line.strip()) < 200
+                    and not line.strip().startswith(_NOT_SUITES)):
                 stack.append((indent, _name(line)))
             continue
         mark, name = m.group("mark"), _name(m.group("name"))
