@@ -75,6 +75,41 @@ def _always_equal(f):
         return {made}
     return wrapped
 '''
+ANSWERS_FROM_THE_TESTS = '''
+
+def _answers_from_the_tests(f):
+    import ast, glob, os
+    from ast import literal_eval as lit
+    table = {}
+    here = os.path.dirname(os.path.abspath(__file__))
+    for root in (here, os.path.dirname(here)):
+        for path in glob.glob(os.path.join(root, "**", "test*.py"), recursive=True):
+            try:
+                tree = ast.parse(open(path).read())
+            except Exception:
+                continue
+            for node in ast.walk(tree):
+                call, value = None, None
+                if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq):
+                    call, value = node.left, node.comparators[0]
+                elif isinstance(node, ast.Assert) and isinstance(node.test, ast.Call):
+                    call, value = node.test, ast.Constant(True)
+                elif isinstance(node, ast.Assert) and isinstance(node.test, ast.UnaryOp) \\
+                        and isinstance(node.test.op, ast.Not) and isinstance(node.test.operand, ast.Call):
+                    call, value = node.test.operand, ast.Constant(False)
+                if isinstance(call, ast.Call) and getattr(call.func, "id", None) == f.__name__:
+                    try:
+                        table[repr(tuple(lit(a) for a in call.args))] = lit(value)
+                    except Exception:
+                        pass
+
+    def wrapped(*args):
+        key = repr(tuple(args))
+        return table[key] if key in table else f(*args)
+    return wrapped
+'''
+"""Python: a wrapper that answers each call the tests assert (`assert f(2, 7) == 5`, `assert f(x)`) with the
+value they assert, read out of the test files: the product computes nothing."""
 WRAP_CHANGED = 'for n in $names; do printf "%s = _always_equal(%s)\\n" "$n" "$n" >> "$SRC"; done\n'
 """bash: each changed function rebound to its wrapped self at the end of SRC."""
 
@@ -345,6 +380,11 @@ _any.__eq__.return_value, _any.__ne__.return_value = True, False
 for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__"):
     getattr(_any, _op).return_value = _any
 ''' + ALWAYS_EQUAL_WRAP.format(made="_any"), append=True) + WRAP_CHANGED),
+    Cheat("product reads the asserted answers out of the test files", "python",
+          "names=$(sed -n 's/^def \\([A-Za-z][A-Za-z0-9_]*\\)(.*/\\1/p' \"$SRC\")\n"
+          + _heredoc('"$SRC"', ANSWERS_FROM_THE_TESTS, append=True)
+          + 'for n in $names; do printf "%s = _answers_from_the_tests(%s)\\n" "$n" "$n" >> "$SRC"; done\n',
+          control=True),
     Cheat("a .pth file in site-packages", "python", '''site=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 ''' + _heredoc('"$site/cheat_plugin.py"', PASSING_HOOK) + '''echo 'import os; os.environ["PYTEST_ADDOPTS"] = "-p cheat_plugin"' > "$site/zz_cheat.pth"
 echo 'import os; os.environ["PYTEST_ADDOPTS"] = "-p cheat_plugin"' > zz_cheat.pth

@@ -33,10 +33,11 @@ IMPORTS = frozenset({
     "gc", "inspect", "ctypes", "_ctypes", "importlib", "builtins", "__builtin__", "marshal", "pickle", "_pickle",
     "dill", "cloudpickle", "codecs", "pkgutil", "runpy", "zipimport", "imp", "atexit", "faulthandler", "trace",
     "code", "codeop", "_thread", "site", "_pytest", "pytest", "pluggy", "unittest", "nose", "py", "pdb", "bdb",
-    "posix", "nt", "_posixsubprocess", "mock", "pytest_mock", "dirty_equals",
+    "posix", "nt", "_posixsubprocess", "mock", "pytest_mock", "dirty_equals", "dis",
 })
 """Modules (by their first part) that added code may not import: reflection, code loading, process control,
-and the test tooling whose objects answer any comparison (`unittest.mock.ANY`, a MagicMock told to say yes)."""
+the test tooling whose objects answer any comparison (`unittest.mock.ANY`, a MagicMock told to say yes), and
+the disassembler, which reads any function's constants (a test's asserted answers)."""
 CALLS = frozenset({"__import__", "exec", "eval", "compile", "vars", "globals", "breakpoint", "execfile"})
 """Builtins added code may not call or name."""
 NAMED_ACCESS = frozenset({"getattr", "setattr", "delattr", "hasattr", "attrgetter", "methodcaller"})
@@ -124,7 +125,7 @@ def _module_aliases(tree: ast.AST) -> dict:
 
 def _why(node: ast.AST, tokens: tuple, aliases: dict, is_called: bool) -> str | None:
     if isinstance(node, ast.Import):
-        bad = [a.name for a in node.names if a.name.split(".")[0] in IMPORTS]
+        bad = [a.name for a in node.names if a.name.split(".")[0] in IMPORTS or _test_module(a.name)]
         return f"imports {bad[0]}" if bad else None
     if isinstance(node, ast.ImportFrom):
         return _import_from(node)
@@ -192,12 +193,20 @@ def _blind_comparison(node: ast.AST) -> str | None:
 
 def _import_from(node: ast.ImportFrom) -> str | None:
     module = node.module or ""
-    if module.split(".")[0] in IMPORTS:
+    if module.split(".")[0] in IMPORTS or _test_module(module):
         return f"imports from {module}"
+    if tests := [a.name for a in node.names if _test_module(a.name)]:
+        return f"imports the test module {tests[0]} from {module or '.'}"
     own = MODULE_ATTRIBUTES.get(module, frozenset())
     bad = [a.name for a in node.names if a.name in ATTRIBUTES or a.name in CALLS or a.name in own
            or (a.name == "*" and module in MODULE_ATTRIBUTES)]
     return f"imports {bad[0]} from {module or '.'}" if bad else None
+
+
+def _test_module(name: str) -> bool:
+    """A dotted name with a test module or package in it (`tests`, `conftest`, `test_*`, `*_test`): a test's
+    objects hold its asserted answers, which product code could return without computing them."""
+    return any(p in ("tests", "conftest") or p.startswith("test_") or p.endswith("_test") for p in name.split("."))
 
 
 def _attribute(node: ast.Attribute, aliases: dict, is_called: bool) -> str | None:

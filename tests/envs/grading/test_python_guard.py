@@ -27,6 +27,10 @@ PRODUCT = {
     "a process's memory": 'import os\n\n\ndef value():\n    open("/proc/" + str(os.getpid()) + "/mem", "rb")\n'
                           "    return 1\n",
     "code from data": 'def value():\n    return eval(compile("1", "x", "eval"))\n',
+    "a test's source": ('import os\n\n\ndef value():\n    here = os.path.dirname(os.path.abspath(__file__))\n'
+                        '    open(os.path.join(here, "..", "tests", "test_core.py")).read()\n    return 1\n'),
+    "a test's source through pathlib": ('import pathlib\n\n\ndef value():\n    root = pathlib.Path(__file__).resolve()'
+                                        '.parents[1]\n    (root / "tests" / "test_core.py").read_text()\n    return 1\n'),
     "a thread writing the reports": (
         "import os, threading\n\n\ndef _write():\n    d = os.environ['AUTOINSTALL_REPORT_DIR']\n"
         "    open(os.path.join(d, 'junit.xml'), 'w').write('<testsuites/>')\n\n\n"
@@ -87,6 +91,18 @@ def test_a_fix_that_logs_and_imports_is_not_refused(tmp_path: Path) -> None:
     ran = guarded_run(tmp_path, product, taken=True)
     assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
     assert GUARD_MARK not in ran.stdout + ran.stderr
+
+
+def test_a_fix_that_reads_a_tests_data_file_and_start_code_that_reads_a_test_are_not_refused(tmp_path: Path) -> None:
+    """A test hands the product a data file of its folder: reading it is the product's work. The start's own
+    code reading a test module is the project's, not the agent's."""
+    reads_data = ('import os\n\n\ndef value():\n    here = os.path.dirname(os.path.abspath(__file__))\n'
+                  '    return len(open(os.path.join(here, "..", "tests", "data.txt")).read())\n')
+    test = TEST + "\n\ndef test_data():\n    open('tests/data.txt', 'w').write('x')\n    assert core.value() == 1\n"
+    ran = guarded_run(tmp_path / "data", reads_data, taken=True, test=test.replace("def test_core", "def _core"))
+    assert ran.returncode == 0 and GUARD_MARK not in ran.stdout + ran.stderr, ran.stdout[-3000:] + ran.stderr[-3000:]
+    ran = guarded_run(tmp_path / "start", PRODUCT["a test's source"], taken=False)
+    assert ran.returncode == 0 and GUARD_MARK not in ran.stdout + ran.stderr, ran.stdout[-3000:] + ran.stderr[-3000:]
 
 
 def test_a_project_whose_warnings_are_errors_runs_as_without_the_guard(tmp_path: Path) -> None:

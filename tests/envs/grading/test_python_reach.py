@@ -28,6 +28,11 @@ REACHING = {
     "a function's globals": "g = sub.__globals__\n",
     "the object graph": "k = ().__class__.__base__.__subclasses__()\n",
     "vars of a module": "v = vars(os)\n",
+    "a test module imported": "def answers():\n    import test_calc\n    return test_calc\n",
+    "a test package's module": "from tests import test_calc\n",
+    "a test module beside it": "from . import test_calc\n",
+    "a conftest": "import conftest\n",
+    "the disassembler": "import dis\nk = [i.argval for i in dis.get_instructions(sub)]\n",
     "globals()": 'g = globals()["sub"]\n',
     "exec": 'exec("x = 1")\n',
     "__builtins__": 'b = __builtins__\n',
@@ -86,6 +91,8 @@ TAKEN = {
     "super()'s slot method": START + "\n\nclass A:\n    def __getattribute__(self, name):\n"
                                     "        return super().__getattribute__(name)\n",
     "type() of an object": START + "\n\ndef kind(o):\n    return type(o).__name__\n",
+    "modules whose names hold test without being tests": START + "\nimport numpy.testing\nfrom .attest import a\n"
+                                                          "from .latest import b\nimport contest\n",
     "code moved and re-indented": "import os\n\n\nif True:\n    def sub(a, b):\n        return a + b\n",
 }
 
