@@ -52,9 +52,11 @@ REPORTS = os.environ.get("AUTOINSTALL_REPORT_DIR", "")
 _state = threading.local()
 
 
-def _agents(filename):
-    path = filename if os.path.isabs(filename) else os.path.join(START_DIR, filename)
-    return os.path.normpath(path) in TAKEN
+def _agents(filename, _known={}):  # noqa: B006 - a cache of each file's answer: the stack is walked at every open
+    if filename not in _known:
+        path = filename if os.path.isabs(filename) else os.path.join(START_DIR, filename)
+        _known[filename] = os.path.normpath(path) in TAKEN
+    return _known[filename]
 
 
 def _asker_is_agents(frame):
@@ -77,9 +79,10 @@ def _writes(args):
 
 
 def _test_source(path):
-    """A test module (`test_*.py`, `*_test.py`), a conftest.py, a Python file under `tests/`, or one's compiled
-    copy, in the workdir or the start copies."""
-    full = os.path.normpath(os.path.join(START_DIR, path))
+    """A test module, conftest.py or Python file under `tests/` (or its pyc), in the workdir or the start copies."""
+    if not isinstance(path, (str, bytes)):
+        return False
+    full = os.path.realpath(os.path.join(START_DIR, os.fsdecode(path)))  # a link to a test is the test
     root = next((r for r in (START_DIR, START_COPIES) if full.startswith(r + os.sep)), None)
     parts = full[len(root) + 1:].split(os.sep) if root and full not in TAKEN else [""]
     stem, _, suffix = parts[-1].partition(".")
@@ -103,9 +106,11 @@ def _why(event, args, frame):
         inside = REPORTS and os.path.normpath(os.path.join(START_DIR, path)).startswith(REPORTS + os.sep)
         if inside and _writes(args) and _agent_on_stack(frame):
             return f"the agent's code writing the run's reports ({path})"
-        if _test_source(path) and _agent_on_stack(frame):
+        if _agent_on_stack(frame) and _test_source(path):
             return f"the agent's code reading a test's source ({path})"
         return None
+    if event in ("os.rename", "os.link", "os.symlink") and _agent_on_stack(frame) and _test_source(args[0]):
+        return f"the agent's code moving or linking a test's source ({os.fsdecode(args[0])})"
     if (event in ASKED or event.startswith("ctypes.")) and _asker_is_agents(frame):
         return f"{event} from {frame.f_code.co_filename}:{frame.f_lineno}"
     return None
@@ -216,9 +221,8 @@ def _recording(build_class):
 
 
 def _watch(cls):
-    """Each comparison of the agent's that the class statement gave `cls`, asked again at every use about values
-    near the one it was given: one that answers "equal" to those too is blind, whatever state its objects hold
-    (the runner's end can ask only objects no `__init__` prepared)."""
+    """Each comparison of the agent's in `cls`, asked again at every use about values near the one it was given:
+    one that says "equal" to those too is blind, whatever state its objects hold (unlike the runner's end)."""
     for name, answer in BLIND.items():
         function = vars(cls).get(name)
         code = getattr(function, "__code__", None)
@@ -292,9 +296,7 @@ def _report_blind_comparisons():
         os.write(2, f"{MARK} {what}\n".encode("utf-8", "replace"))
 
 
-FIRST = "AUTOINSTALL_GUARD_FIRST"
-"""Set by the run's first guarded process: the runner, made non-dumpable (its children are not: a test may read
-what its own subprocesses use)."""
+FIRST = "AUTOINSTALL_GUARD_FIRST"  # set by the run's first guarded process: the runner (made non-dumpable)
 
 
 def not_dumpable():
@@ -337,14 +339,12 @@ def install():
 
 
 def pytest_configure(config):
-    """pytest's own process holds the results, however the run started it (tox, nox, a script)."""
-    runner()
+    runner()  # pytest's own process holds the results, however the run started it (tox, nox, a script)
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """A doctest of a file the grader took from the agent must run the examples the start's docstring of that
-    name holds: the grader keeps the start's docstrings (envs/grading/kit/doc_tests.py), and what text cannot
-    see (the name bound to another function, a decorator's, a docstring set at run time) is refused here."""
+    """A doctest of the agent's file runs the start's examples of that name (envs/grading/kit/doc_tests.py keeps
+    them); what text cannot see (a name bound elsewhere, a docstring set at run time) is refused here."""
     for item in items:
         what = _doctest_changed(item)
         if what:

@@ -30,3 +30,81 @@ for (const name of ['assert', 'assert/strict']) {
     if (m.strict) Object.freeze(m.strict)
   } catch (e) {}
 }
+// The tests are the answer key: `assert.strictEqual(add(2, 3), 5)` names a call and its answer, so a product that
+// reads the test files and answers each asserted call with its asserted value passes without computing anything.
+// With the agent's code on the stack (a file the grader took from it: taken.txt, beside this file), reading a
+// test's source is refused: a script under a test/, tests/, __tests__ or spec/ folder, or named *.test.*, *.spec.*,
+// test-*, *-test.* or *_test.*, in the workdir or among the task's start copies. Data files stay readable.
+;(function guardTheTests () {
+  const fs = require('fs')
+  const path = require('path')
+  let taken
+  try {
+    taken = new Set(fs.readFileSync(path.join(__dirname, 'taken.txt'), 'utf8').split('\n')
+      .map((line) => line.split('\t')[0]).filter(Boolean))
+  } catch (e) {
+    return
+  }
+  if (!taken.size) return
+  const roots = [process.cwd(), '/opt/autoinstall/task/start']
+  const script = /\.(?:[cm]?[jt]sx?)$/
+  const named = /(?:\.(?:test|spec)\.[^/]+$)|(?:^test-)|(?:[-_]test\.[^/]+$)/
+  const folders = new Set(['test', 'tests', '__tests__', 'spec'])
+  const capture = Error.captureStackTrace
+  const realpath = fs.realpathSync
+  function testSource (file) {
+    if (typeof file !== 'string' && !(file instanceof URL) && !Buffer.isBuffer(file)) return false
+    let full = path.resolve(String(file instanceof URL ? file.pathname : file))
+    try { full = realpath(full) } catch (e) {}  // a link to a test is the test
+    const root = roots.find((r) => full.startsWith(r + path.sep))
+    if (!root || !script.test(full) || taken.has(full)) return false
+    const parts = full.slice(root.length + 1).split(path.sep)
+    return named.test(parts[parts.length - 1]) || parts.slice(0, -1).some((p) => folders.has(p))
+  }
+  function agentOnStack () {
+    const limit = Error.stackTraceLimit
+    const prepare = Error.prepareStackTrace
+    const holder = {}
+    try {
+      Error.stackTraceLimit = Infinity
+      Error.prepareStackTrace = (_, frames) => frames
+      capture(holder)
+      const frames = holder.stack
+      if (!Array.isArray(frames)) return true  // the stack could not be read as frames: not the guard's to trust
+      return frames.some((f) => { const name = f.getFileName(); return !!name && taken.has(name.replace(/^file:\/\//, '')) })
+    } catch (e) {
+      return true
+    } finally {
+      try { Error.stackTraceLimit = limit; Error.prepareStackTrace = prepare } catch (e) {}
+    }
+  }
+  function refused (file) {
+    const text = `autoinstall-guard: refused the agent's code reading a test's source (${file})`
+    try { fs.writeSync(2, text + '\n') } catch (e) {}
+    const error = new Error(text)
+    error.code = 'EACCES'
+    return error
+  }
+  function guarded (owner, name, async) {
+    const original = owner[name]
+    if (typeof original !== 'function') return
+    const wrapper = function (file, ...rest) {
+      if (testSource(file) && agentOnStack()) {
+        const error = refused(file)
+        if (async === 'promise') return Promise.reject(error)
+        const callback = rest[rest.length - 1]
+        if (async === 'callback' && typeof callback === 'function') { process.nextTick(callback, error); return }
+        throw error
+      }
+      return original.call(this, file, ...rest)
+    }
+    owner[name] = wrapper  // assignable still: a test may stub fs (the original stays the guard's alone)
+  }
+  const sync = ['readFileSync', 'openSync', 'createReadStream', 'copyFileSync', 'cpSync', 'linkSync', 'symlinkSync',
+    'renameSync']
+  const later = ['readFile', 'open', 'copyFile', 'cp', 'link', 'symlink', 'rename']
+  for (const name of sync) guarded(fs, name, 'sync')
+  for (const name of later) guarded(fs, name, 'callback')
+  for (const name of [...later, 'openAsBlob']) guarded(name === 'openAsBlob' ? fs : fs.promises, name, 'promise')
+  try { require('module').syncBuiltinESMExports() } catch (e) {}
+})()

@@ -31,6 +31,14 @@ PRODUCT = {
                         '    open(os.path.join(here, "..", "tests", "test_core.py")).read()\n    return 1\n'),
     "a test's source through pathlib": ('import pathlib\n\n\ndef value():\n    root = pathlib.Path(__file__).resolve()'
                                         '.parents[1]\n    (root / "tests" / "test_core.py").read_text()\n    return 1\n'),
+    "a test's source through a link": ('import os, tempfile\n\n\ndef value():\n    link = tempfile.mktemp()\n'
+                                       '    os.symlink(os.path.abspath("tests/test_core.py"), link)\n'
+                                       '    open(link).read()\n    return 1\n'),
+    "a test's source moved away": ('import os, tempfile\n\n\ndef value():\n    away = tempfile.mktemp()\n'
+                                   '    os.rename("tests/test_core.py", away)\n    return 1\n'),
+    "a test's line through the traceback module": ('import re, traceback\n\n\ndef value():\n'
+                                                   '    line = traceback.extract_stack()[-2].line or ""\n'
+                                                   '    return int(re.search(r"== (\\d+)", line).group(1))\n'),
     "a thread writing the reports": (
         "import os, threading\n\n\ndef _write():\n    d = os.environ['AUTOINSTALL_REPORT_DIR']\n"
         "    open(os.path.join(d, 'junit.xml'), 'w').write('<testsuites/>')\n\n\n"
