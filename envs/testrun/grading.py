@@ -37,8 +37,9 @@ class NotGradable(ValueError):
 
 def guard_files() -> dict[str, str]:
     """The guard of a graded Python run (envs/testrun/guard_plugin.py) in the run's folder, with the
-    sitecustomize that installs it in every Python process started with GUARD_PATH."""
+    sitecustomize that installs it in every Python process started with GUARD_PATH, and its doctest check."""
     return {f"{RUN_DIR}/{pytest_runner.GUARD_PLUGIN}.py": pytest_runner.GUARD_PLUGIN_SOURCE,
+            f"{RUN_DIR}/{pytest_runner.GUARD_DOCTESTS}.py": pytest_runner.GUARD_DOCTESTS_SOURCE,
             f"{RUN_DIR}/sitecustomize.py": pytest_runner.GUARD_SITE_SOURCE}
 
 
@@ -66,6 +67,8 @@ def with_current_guards(grading: Grading) -> Grading:
     selection, the excludes, the timeout plug-in) stay as recorded: they describe the task."""
     current = current_guards()
     files = {path: current.get(path, text) for path, text in grading.run.files.items()}
+    if set(files) & set(guard_files()):  # the Python guard comes whole (a file it gained since: its doctest check)
+        files.update(guard_files())
     if files == grading.run.files:
         return grading
     return grading.model_copy(update={"run": grading.run.model_copy(update={"files": files})})

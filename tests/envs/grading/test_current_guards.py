@@ -11,6 +11,7 @@ from envs.grading.image import image_tag, write_context
 from envs.runtime.grade import grading_of
 from envs.task import Task
 from envs.testrun.grading import current_guards, grading_run, with_current_guards
+from envs.testrun.pytest_runner import GUARD_DOCTESTS
 from tests.envs.task_env import make_task
 
 OLD_GUARD = "# the guard as it was when the task was made: it let an always-equal object through\n"
@@ -20,8 +21,11 @@ def made_with_an_old_guard() -> Task:
     task = make_task("e" * 12, "env:1")
     assert task.grading is not None
     guards = [path for path in task.grading.run.files if path in current_guards()]
-    assert len(guards) == 2, task.grading.run.files  # the Python guard and its sitecustomize
-    run = task.grading.run.model_copy(update={"files": {**task.grading.run.files, **dict.fromkeys(guards, OLD_GUARD)}})
+    assert len(guards) == 3, task.grading.run.files  # the Python guard, its doctest check and its sitecustomize
+    doctests = next(path for path in guards if path.endswith(f"/{GUARD_DOCTESTS}.py"))
+    files = {**task.grading.run.files, **dict.fromkeys(guards, OLD_GUARD)}
+    del files[doctests]  # a task made before the guard's doctest check was a file of its own
+    run = task.grading.run.model_copy(update={"files": files})
     return task.model_copy(update={"grading": task.grading.model_copy(update={"run": run})})
 
 
@@ -29,6 +33,8 @@ def test_the_runtime_grades_an_old_task_with_this_versions_guards() -> None:
     task = made_with_an_old_guard()
     graded = grading_of(task)
     assert OLD_GUARD not in graded.run.files.values()
+    python_guard = [p for p in current_guards() if p.endswith(".py")]
+    assert all(p in graded.run.files for p in python_guard), graded.run.files  # whole: the doctest check added
     assert {p: graded.run.files[p] for p in current_guards() if p in graded.run.files} == {
         p: t for p, t in current_guards().items() if p in graded.run.files}
     kept = {p: t for p, t in task.grading.run.files.items() if p not in current_guards()}  # type: ignore[union-attr]
