@@ -9,7 +9,9 @@ What the text screen (envs/grading/kit/python_reach.py) refuses by spelling, the
   beside this file): frames, the garbage collector's object lists, tracing hooks, ctypes, code made or run
   from data, a function's code replaced or read; with the agent's code on the stack, writing where the run's
   reports go and reading a test's source (where a product finds the asserted answers and passes without
-  computing them); and to anyone, opening a process's memory file.
+  computing them; the workdir's git history holds them too); and to anyone, opening a process's memory file.
+  What the agent's code hands to a thread or a process is the agent's (guard_handoffs.py, beside this file: its
+  threads are marked, its child processes confined away from the tests by Landlock);
 - at the runner's end, a comparison (`__eq__`, `__ne__`) the agent's files define that says yes to an object it
   cannot know of (an "always equal" object; the text screen sees only one that never names the other side): a
   stranger or a random value of a builtin type, asked as a stranger and as an instance of its own class.
@@ -77,35 +79,10 @@ def _agents_frame_in(frame):
 
 
 def _agent_in_another_thread():
-    """The agent's code on another thread's stack (waiting on what it handed to a pool, say): a thread other than
-    the main one doing what the agent may not is doing it for the agent."""
+    """The agent's code on another thread's stack (waiting on what it handed to a pool, say): asked of a thread
+    other than the main one, doing what the agent may not; it does it for the agent."""
     me = threading.get_ident()
-    return me != MAIN and any(i != me and _agents_frame_in(f) for i, f in sys._current_frames().items())
-
-
-def _marking(start):
-    """A thread starter whose threads, when started with the agent's code on the stack, are the agent's: what
-    they run (a builtin handed over, `open` itself) does what the agent asked for."""
-    def start_thread(function, *args, **kwargs):
-        if _agent_on_stack(sys._getframe(1)):
-            def agents(*a, **k):
-                _state.agents = True
-                return function(*a, **k)
-
-            return start(agents, *args, **kwargs)
-        return start(function, *args, **kwargs)
-
-    return start_thread
-
-
-def _mark_threads():
-    import _thread  # the guard's own use
-
-    for module, names in ((_thread, ("start_new_thread", "start_new", "start_joinable_thread")),
-                          (threading, ("_start_new_thread", "_start_joinable_thread"))):
-        for name in names:
-            if callable(getattr(module, name, None)):
-                setattr(module, name, _marking(getattr(module, name)))
+    return any(i != me and _agents_frame_in(f) for i, f in sys._current_frames().items())
 
 
 def _writes(args):
@@ -116,14 +93,15 @@ def _writes(args):
 
 
 def _test_source(path):
-    """A test module, conftest.py or Python file under `tests/` (or its pyc), in the workdir or the start copies."""
+    """A test module, conftest.py or Python file under `tests/` (or its pyc), in the workdir or the start copies,
+    or a file of the workdir's git history (which holds them all)."""
     if not isinstance(path, (str, bytes)):
         return False
     full = os.path.realpath(os.path.join(START_DIR, os.fsdecode(path)))  # a link to a test is the test
     root = next((r for r in (START_DIR, START_COPIES) if full.startswith(r + os.sep)), None)
     parts = full[len(root) + 1:].split(os.sep) if root and full not in TAKEN else [""]
     stem, _, suffix = parts[-1].partition(".")
-    return suffix.rsplit(".", 1)[-1] in ("py", "pyc") and (
+    return (root == START_DIR and parts[0] == ".git") or suffix.rsplit(".", 1)[-1] in ("py", "pyc") and (
         stem.startswith("test_") or stem.endswith("_test") or stem == "conftest" or "tests" in parts[:-1])
 
 
@@ -146,7 +124,7 @@ def _why(event, args, frame):
             if writes:
                 return f"the agent's code writing the run's reports ({path})"
             return f"the agent's code reading a test's source ({path})" if _test_source(path) else None
-        if (writes or _test_source(path)) and _agent_in_another_thread():
+        if threading.get_ident() != MAIN and (writes or _test_source(path)) and _agent_in_another_thread():
             return f"a thread working for the agent's code reading a test's source or writing the reports ({path})"
         return None
     if event in ("os.rename", "os.link", "os.symlink") and _agent_on_stack(frame) and _test_source(args[0]):
@@ -373,7 +351,10 @@ def install():
         os.environ[FIRST] = str(os.getpid())
         runner()
     if hasattr(sys, "addaudithook"):  # Python 3.8 and later
-        _mark_threads()
+        if TAKEN:
+            from autoinstall_guard_handoffs import install as watch_handoffs  # beside this file
+
+            watch_handoffs(_agent_on_stack, _state, _test_source, START_DIR, START_COPIES)
         sys.addaudithook(_hook)
     else:
         sys.stderr.write("autoinstall-guard: this Python has no audit hooks; only the text screen applies\n")

@@ -27,10 +27,13 @@ GUARD_PLUGIN = "autoinstall_guard"
 agent's code can."""
 GUARD_PLUGIN_SOURCE = (Path(__file__).parent / "guard_plugin.py").read_text()
 GUARD_SITE_SOURCE = (Path(__file__).parent / "guard_sitecustomize.py").read_text()
+"""sitecustomize.py beside the guard: every Python process of a graded run starts guarded."""
 GUARD_DOCTESTS = "autoinstall_guard_doctests"
 """The guard's doctest check, beside it (its source: guard_doctests.py), imported by it when doctests are run."""
 GUARD_DOCTESTS_SOURCE = (Path(__file__).parent / "guard_doctests.py").read_text()
-"""sitecustomize.py beside the guard: every Python process of a graded run starts guarded."""
+GUARD_HANDOFFS = "autoinstall_guard_handoffs"
+"""The guard's watch on what the agent's code hands to threads and processes, beside it (guard_handoffs.py)."""
+GUARD_HANDOFFS_SOURCE = (Path(__file__).parent / "guard_handoffs.py").read_text()
 
 
 def cache_args(folder: str) -> list[str]:

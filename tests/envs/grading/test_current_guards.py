@@ -11,7 +11,7 @@ from envs.grading.image import image_tag, write_context
 from envs.runtime.grade import grading_of
 from envs.task import Task
 from envs.testrun.grading import current_guards, grading_run, with_current_guards
-from envs.testrun.pytest_runner import GUARD_DOCTESTS
+from envs.testrun.pytest_runner import GUARD_DOCTESTS, GUARD_HANDOFFS
 from tests.envs.task_env import make_task
 
 OLD_GUARD = "# the guard as it was when the task was made: it let an always-equal object through\n"
@@ -21,10 +21,10 @@ def made_with_an_old_guard() -> Task:
     task = make_task("e" * 12, "env:1")
     assert task.grading is not None
     guards = [path for path in task.grading.run.files if path in current_guards()]
-    assert len(guards) == 3, task.grading.run.files  # the Python guard, its doctest check and its sitecustomize
-    doctests = next(path for path in guards if path.endswith(f"/{GUARD_DOCTESTS}.py"))
+    assert len(guards) == 4, task.grading.run.files  # the Python guard, its two helpers and its sitecustomize
     files = {**task.grading.run.files, **dict.fromkeys(guards, OLD_GUARD)}
-    del files[doctests]  # a task made before the guard's doctest check was a file of its own
+    for helper in (GUARD_DOCTESTS, GUARD_HANDOFFS):  # a task made before they were files of their own
+        del files[next(path for path in guards if path.endswith(f"/{helper}.py"))]
     run = task.grading.run.model_copy(update={"files": files})
     return task.model_copy(update={"grading": task.grading.model_copy(update={"run": run})})
 

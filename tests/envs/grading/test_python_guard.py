@@ -61,18 +61,21 @@ PRODUCT = {
 
 def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST,
                 runner: tuple[str, ...] = (), later_path: Path | None = None,
-                pytest_args: tuple[str, ...] = (), start: str | None = None) -> subprocess.CompletedProcess:
+                pytest_args: tuple[str, ...] = (), start: str | None = None,
+                start_copies: Path | None = None) -> subprocess.CompletedProcess:
     """pytest (or `runner`) over calc/core.py = `product`, with the guard and its sitecustomize in the run's
     folder (and taken.txt naming core.py if `taken`)."""
     work, run, reports = tmp_path / "work", tmp_path / "run", tmp_path / "reports"
-    (work / "calc").mkdir(parents=True)
-    (work / "tests").mkdir()
+    (work / "calc").mkdir(parents=True, exist_ok=True)
+    (work / "tests").mkdir(exist_ok=True)
     run.mkdir()
     reports.mkdir()
     (work / "calc" / "__init__.py").write_text("")
     (work / "calc" / "core.py").write_text(product)
     (work / "tests" / "test_core.py").write_text(test)
     for name, text in guard_files().items():
+        if start_copies is not None:  # the task's start copies, here in a scratch folder
+            text = text.replace(f'START_COPIES = "{guard_plugin.START_COPIES}"', f'START_COPIES = "{start_copies}"')
         (run / Path(name).name).write_text(text)
     start_copy = tmp_path / "start" / "calc" / "core.py"
     start_copy.parent.mkdir(parents=True)
@@ -135,6 +138,66 @@ def test_the_agents_threads_doing_their_work_and_the_tests_reading_themselves_ar
                "        return sum(pool.map(abs, [-1, 0]))\n")
     test = TEST.replace("assert core.value() == 1", "assert core.value() == 1\n    assert open(__file__).read()")
     ran = guarded_run(tmp_path, product, taken=True, test=test)
+    assert ran.returncode == 0 and GUARD_MARK not in ran.stdout + ran.stderr, ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
+CAT = "subprocess.run({}, capture_output=True, text=True).stdout"
+POOL = "multiprocessing.get_context('{}').Pool(1).apply(pathlib.Path.read_text, (pathlib.Path('tests/test_core.py'),))"
+READS = {  # what the product imports, and how it reads the test, through a process it starts (or git's history)
+    "cat": ("subprocess", CAT.format("['cat', 'tests/test_core.py']")),
+    "a shell": ("subprocess", CAT.format("'cat tests/test_core.py', shell=True")),
+    "git": ("subprocess", CAT.format("['git', 'show', 'HEAD:tests/test_core.py']")),
+    "the start's copy": ("subprocess", CAT.format("['cat', '@START@']")),
+    "os.system": ("os", "(os.system('cat tests/test_core.py > @OUT@') or open('@OUT@').read())"),
+    "a forked pool": ("multiprocessing, pathlib", POOL.format("fork")),
+    "a spawned pool": ("multiprocessing, pathlib", POOL.format("spawn")),
+    "zlib over the git history, in the process": (
+        "glob, zlib", "str([zlib.decompress(open(f, 'rb').read()) for f in glob.glob('.git/objects/*/*')])"),
+}
+CHILDREN = {name: f"import {imports}\n\n\ndef value():\n    return 1 if 'def test_core' in {read} else 0\n"
+            for name, (imports, read) in READS.items()}
+"""Products that answer 1 only when they got the test's source."""
+
+
+def child_run(tmp_path: Path, product: str, *, taken: bool) -> subprocess.CompletedProcess:
+    """The guarded run over a work tree that is a git repository holding the tests (as a task's is), the start's
+    copy of the test beside the start's product."""
+    work = tmp_path / "work"
+    (work / "tests").mkdir(parents=True)
+    (work / "tests" / "test_core.py").write_text(TEST)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(work)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "start"], check=True)
+    start_test = tmp_path / "start" / "tests" / "test_core.py"
+    start_test.parent.mkdir(parents=True)
+    start_test.write_text(TEST)
+    product = product.replace("@START@", str(start_test)).replace("@OUT@", str(tmp_path / "out.txt"))
+    return guarded_run(tmp_path, product, taken=taken, start_copies=tmp_path / "start")
+
+
+@pytest.mark.parametrize("product", CHILDREN.values(), ids=CHILDREN.keys())
+def test_a_process_the_agents_code_starts_cannot_read_the_tests(tmp_path: Path, product: str) -> None:
+    control = child_run(tmp_path / "control", product, taken=False)
+    assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-3000:]  # the read works unguarded
+    ran = child_run(tmp_path / "taken", product, taken=True)
+    assert ran.returncode == 1 and "1 failed" in ran.stdout, ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
+def test_a_process_the_agents_code_starts_does_its_work(tmp_path: Path) -> None:
+    """A confined child reads and writes what is not hidden: the product's files, a data file beside the tests,
+    the system's; it runs programs and starts its own children; the tests' own children are not confined."""
+    product = ("import subprocess, sys\n\n\ndef value():\n"
+               "    script = 'import calc.core, json; print(open(\"tests/data.txt\").read(), json.dumps(1))'\n"
+               "    out = subprocess.run(['sh', '-c', sys.executable + ' -c ' + repr(script) + ' && cat /etc/passwd"
+               " calc/core.py | wc -l'], capture_output=True, text=True)\n"
+               "    return 1 if out.returncode == 0 and out.stdout.startswith('data 1') else out.stdout + out.stderr\n")
+    test = TEST.replace("assert core.value() == 1", "open('tests/data.txt', 'w').write('data')\n"
+                        "    assert core.value() == 1\n"
+                        "    assert 'def test_core' in subprocess.run(['cat', __file__], capture_output=True, "
+                        "text=True).stdout")
+    ran = child_run(tmp_path, product, taken=True)
+    ran = guarded_run(tmp_path / "work2", product, taken=True, test=test)
     assert ran.returncode == 0 and GUARD_MARK not in ran.stdout + ran.stderr, ran.stdout[-3000:] + ran.stderr[-3000:]
 
 
