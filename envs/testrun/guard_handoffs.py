@@ -248,3 +248,49 @@ def install(agents, state, test_source, workdir, start_copies):
     children.install()
     return children
 
+
+
+def _rust_test_source(path):
+    """An integration test target (tests/NAME.rs, tests/NAME/main.rs) or a source holding unit tests."""
+    parts = path.split(os.sep)
+    if not path.endswith(".rs"):
+        return False
+    if parts[-2:-1] == ["tests"] or (parts[-3:-2] == ["tests"] and parts[-1] == "main.rs"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return False
+    return b"#[cfg(test)]" in text or b"#[test]" in text
+
+
+TEST_SOURCES = {
+    "go": lambda path: path.endswith("_test.go"),
+    "rust": _rust_test_source,
+    "java": lambda path: any(f"{os.sep}src{os.sep}test{os.sep}{kind}{os.sep}" in path
+                             for kind in ("java", "kotlin", "groovy", "scala")),
+}
+"""A compiled language's test sources: read by the build, never by the test binaries it runs (their data, under
+testdata/, tests/ui/ or src/test/resources/, stays readable)."""
+START_COPIES = "/opt/autoinstall/task/start"
+
+
+def launch(argv):
+    """`LANGUAGE WORKDIR -- COMMAND...`: run COMMAND (a test binary, the JVM of a test fork) confined away from
+    LANGUAGE's test sources under WORKDIR, the task's start copies and the workdir's .git. The graded run names
+    this as the runner of its test binaries (Go's -exec, Cargo's target runner, Surefire's jvm)."""
+    if len(argv) < 4 or "--" not in argv or argv[1] not in TEST_SOURCES:
+        os.write(2, f"usage: {argv[0]} {{{','.join(TEST_SOURCES)}}} WORKDIR -- COMMAND...\n".encode())
+        return 2
+    language, workdir, command = argv[1], os.path.realpath(argv[2]), argv[argv.index("--") + 1:]
+    if available():
+        confine({*hidden_files(workdir, TEST_SOURCES[language]), os.path.join(workdir, ".git"), START_COPIES})
+    else:
+        os.write(2, f"{MARK} this kernel has no Landlock: the test binaries are not confined\n".encode())
+    os.execvp(command[0], command)
+    return 127
+
+
+if __name__ == "__main__":
+    sys.exit(launch(sys.argv))
