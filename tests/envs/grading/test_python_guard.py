@@ -128,6 +128,26 @@ def test_a_pool_the_tests_started_reading_a_test_for_the_agent_is_refused(tmp_pa
     assert GUARD_MARK in ran.stdout + ran.stderr, ran.stdout[-3000:] + ran.stderr[-3000:]
 
 
+ASYNC_TEST = TEST.replace("assert core.value() == 1", "import asyncio\n\n    async def main():\n"
+                          "        await asyncio.get_running_loop().run_in_executor(None, int)  # the loop's pool, started\n"
+                          "        return await core.value()\n\n    assert asyncio.run(main()) == 1")
+DEFERRED = {  # a coroutine of the product's that hands the read to the tests' event loop or its pool
+    "a callback of the event loop": "loop.call_soon(out.extend, map(open, ['tests/test_core.py']))\n"
+                                    "    await asyncio.sleep(0.05)\n    text = out[0].read()\n",
+    "the event loop's pool": "text = await loop.run_in_executor(None, pathlib.Path('tests/test_core.py').read_text)\n",
+}
+
+
+@pytest.mark.parametrize("deferred", DEFERRED.values(), ids=DEFERRED.keys())
+def test_a_read_the_agents_coroutine_defers_to_the_tests_loop_is_refused(tmp_path: Path, deferred: str) -> None:
+    product = ("import asyncio, pathlib\n\n\nasync def value():\n    loop, out = asyncio.get_running_loop(), []\n    "
+               + deferred + "    return 1 if 'def test_core' in text else 0\n")
+    control = guarded_run(tmp_path / "control", product, taken=False, test=ASYNC_TEST)
+    assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-3000:]
+    ran = guarded_run(tmp_path / "taken", product, taken=True, test=ASYNC_TEST)
+    assert GUARD_MARK in ran.stdout + ran.stderr, ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
 def test_the_agents_threads_doing_their_work_and_the_tests_reading_themselves_are_not_refused(tmp_path: Path) -> None:
     """The agent's own threads (a pool, a worker that outlives the call) do the product's work; the tests still
     read their own files on the main thread while one of them is alive."""
