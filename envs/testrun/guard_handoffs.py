@@ -19,6 +19,7 @@ run as they would.
 Stdlib only; run by the test user. PYTEST_DONT_REWRITE: the guard's, not a test module.
 """
 import os
+import re
 import sys
 import threading
 
@@ -335,14 +336,26 @@ def _rust_test_source(path):
     return b"#[cfg(test)]" in text or b"#[test]" in text
 
 
+def _node_test_source(path):
+    """A script under test/, tests/, __tests__/ or spec/, or named *.test.*, *.spec.*, test-*, *-test.*, *_test.*
+    (the Node guard's rule: envs/testrun/node_guard.cjs)."""
+    parts = path.split(os.sep)
+    name = parts[-1]
+    if not re.search(r"\.[cm]?[jt]sx?$", name):
+        return False
+    return bool(re.search(r"\.(test|spec)\.[^/]+$|^test-|[-_]test\.[^/]+$", name)) or \
+        any(p in ("test", "tests", "__tests__", "spec") for p in parts[:-1])
+
+
 TEST_SOURCES = {
+    "node": _node_test_source,
     "go": lambda path: path.endswith("_test.go"),
     "rust": _rust_test_source,
     "java": lambda path: any(f"{os.sep}src{os.sep}test{os.sep}{kind}{os.sep}" in path
                              for kind in ("java", "kotlin", "groovy", "scala")),
 }
-"""A compiled language's test sources: read by the build, never by the test binaries it runs (their data, under
-testdata/, tests/ui/ or src/test/resources/, stays readable)."""
+"""A language's test sources: read by the build or the runner, never by the test binaries it runs or the processes
+a product starts (their data, under testdata/, tests/ui/ or src/test/resources/, stays readable)."""
 START_COPIES = "/opt/autoinstall/task/start"
 
 

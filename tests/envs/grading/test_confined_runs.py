@@ -88,7 +88,7 @@ def test_a_go_product_reading_its_tests_reads_nothing_under_the_launcher(tmp_pat
 def test_the_launcher_says_how_to_call_it() -> None:
     done = subprocess.run([sys.executable, "-I", "-S", str(LAUNCHER), "cobol"], capture_output=True, text=True,
                           check=False)
-    assert done.returncode == 2 and "usage:" in done.stderr and "go,rust,java" in done.stderr
+    assert done.returncode == 2 and "usage:" in done.stderr and "node,go,rust,java" in done.stderr
 
 
 @pytest.mark.parametrize(("path", "language", "hidden"), [
@@ -96,7 +96,8 @@ def test_the_launcher_says_how_to_call_it() -> None:
     ("crate/tests/api.rs", "rust", True), ("crate/tests/big/main.rs", "rust", True),
     ("crate/tests/ui/fail.rs", "rust", False), ("m/src/test/java/a/CalcTest.java", "java", True),
     ("m/src/test/resources/a/input.java", "java", False), ("m/src/test/resources/a/input.txt", "java", False),
-    ("m/src/main/java/a/Calc.java", "java", False),
+    ("m/src/main/java/a/Calc.java", "java", False), ("test/add.js", "node", True), ("src/add.test.ts", "node", True),
+    ("src/add.js", "node", False), ("test/fixtures/data.json", "node", False),
 ])
 def test_what_each_language_hides(tmp_path: Path, path: str, language: str, hidden: bool) -> None:
     file = tmp_path / path
