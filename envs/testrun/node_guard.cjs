@@ -32,9 +32,10 @@ for (const name of ['assert', 'assert/strict']) {
 }
 // The tests are the answer key: `assert.strictEqual(add(2, 3), 5)` names a call and its answer, so a product that
 // reads the test files and answers each asserted call with its asserted value passes without computing anything.
-// With the agent's code on the stack (a file the grader took from it: taken.txt, beside this file), reading a
-// test's source is refused: a script under a test/, tests/, __tests__ or spec/ folder, or named *.test.*, *.spec.*,
-// test-*, *-test.* or *_test.*, in the workdir or among the task's start copies. Data files stay readable.
+// With the agent's code on the stack (a file the grader took from it: taken.txt, beside this file), or in work the
+// agent's code handed on (below), reading a test's source is refused: a script under a test/, tests/, __tests__ or
+// spec/ folder, or named *.test.*, *.spec.*, test-*, *-test.* or *_test.*, in the workdir or among the task's start
+// copies. Data files stay readable.
 ;(function guardTheTests () {
   const fs = require('fs')
   const path = require('path')
@@ -51,7 +52,7 @@ for (const name of ['assert', 'assert/strict']) {
   const named = /(?:\.(?:test|spec)\.[^/]+$)|(?:^test-)|(?:[-_]test\.[^/]+$)/
   const folders = new Set(['test', 'tests', '__tests__', 'spec'])
   const capture = Error.captureStackTrace
-  const realpath = fs.realpathSync
+  const realpath = fs.realpathSync.native
   function testSource (file) {
     if (typeof file !== 'string' && !(file instanceof URL) && !Buffer.isBuffer(file)) return false
     let full = path.resolve(String(file instanceof URL ? file.pathname : file))
@@ -61,22 +62,103 @@ for (const name of ['assert', 'assert/strict']) {
     const parts = full.slice(root.length + 1).split(path.sep)
     return named.test(parts[parts.length - 1]) || parts.slice(0, -1).some((p) => folders.has(p))
   }
-  function agentOnStack () {
+  const prepareFrames = (_, frames) => frames
+  function stackFrames () {  // the call stack (then V8's async frames), or null where it cannot be read as frames
     const limit = Error.stackTraceLimit
     const prepare = Error.prepareStackTrace
     const holder = {}
     try {
       Error.stackTraceLimit = Infinity
-      Error.prepareStackTrace = (_, frames) => frames
+      Error.prepareStackTrace = prepareFrames
       capture(holder)
       const frames = holder.stack
-      if (!Array.isArray(frames)) return true  // the stack could not be read as frames: not the guard's to trust
-      return frames.some((f) => { const name = f.getFileName(); return !!name && taken.has(name.replace(/^file:\/\//, '')) })
+      return Array.isArray(frames) ? frames : null
     } catch (e) {
-      return true
+      return null
     } finally {
       try { Error.stackTraceLimit = limit; Error.prepareStackTrace = prepare } catch (e) {}
     }
+  }
+  const fileOf = (frame) => { const name = frame.getFileName(); return name && name.startsWith('file://') ? name.slice(7) : name }
+  const agents = (frame) => taken.has(fileOf(frame))
+  const tests = (frame) => { const name = fileOf(frame); return !!name && name.startsWith('/') && testSource(name) }
+  // The agent's code hands work on: a promise's reaction, a timer, an immediate, a tick, a queued microtask, an fs
+  // callback, a stream's step. What runs then is as often a builtin or a library's function as the agent's own
+  // (`Promise.resolve(file).then(fs.readFileSync)`, `setTimeout(fs.readFile, 0, file, cb)`), with no frame of the
+  // agent's on the stack. So every async resource created while the agent's code is on the stack, or while a
+  // resource so marked runs (a timer set from such a promise's reaction), is the agent's, and what runs in it
+  // reads no test's source, unless a test's own code is on the stack (a test the product calls back may load its
+  // helpers). A capture of the stack costs tens of microseconds and a run creates promises by the hundred
+  // thousand, so a promise's job whose lowest frame (beneath it only the microtask queue's) is the agent's marks
+  // all it creates without another capture.
+  const hooks = require('async_hooks')
+  const current = hooks.executionAsyncResource
+  const marked = (function markings () {
+    // a private field stamped on the resource: invisible to the agent's code, cheaper than a WeakSet (whose
+    // entries cost the collector), and nothing to chain; where the engine cannot test for one (`#x in o`, Node
+    // 16.4), a WeakSet
+    try {
+      return eval(`(class Mark extends class { constructor (resource) { return resource } } {
+        #agents = true
+        static has (resource) { return resource !== null && typeof resource === 'object' && #agents in resource }
+        static add (resource) { try { new Mark(resource) } catch (e) {} }
+      })`)  // eslint-disable-line no-eval
+    } catch (e) {
+      return new WeakSet()
+    }
+  })()
+  const queue = 'node:internal/process/task_queues'
+  let agentsJob = null  // a promise whose job had the agent's code at its bottom: all created while it runs is the agent's
+  function agentsResource () {
+    const here = current()
+    if (here === agentsJob || marked.has(here)) return true
+    const frames = stackFrames()
+    if (!frames) return true
+    let lowest = 0  // 1: an agent's frame with nothing but the microtask queue's beneath it so far; 2: above another's
+    for (const frame of frames) {
+      if (frame.isAsync()) {
+        if (lowest) break
+        if (agents(frame)) return true
+      } else if (agents(frame)) {
+        lowest = 1
+      } else if (lowest === 1 && fileOf(frame) !== queue) {
+        lowest = 2
+      }
+    }
+    if (lowest === 1 && here instanceof Promise) agentsJob = here
+    return lowest > 0
+  }
+  const threads = require('worker_threads')
+  const agentWorker = 'AUTOINSTALL_GUARD_AGENT_WORKER'
+  const inAgentsWorker = !threads.isMainThread && process.env[agentWorker] === '1'
+  if (!inAgentsWorker) {
+    hooks.createHook({
+      init (id, type, trigger, resource) { if (agentsResource()) marked.add(resource) },
+    }).enable()
+  }
+  // A worker thread the agent's code starts (from any script: a library's, or code given with `eval: true`) is
+  // the agent's throughout: its guard refuses every test's source. Its environment carries the mark, which the
+  // guard reads before any of the worker's code runs; Worker is replaced by a function that reaches the original
+  // class through this closure alone.
+  const Original = threads.Worker
+  function Worker (file, options) {
+    if (!new.target) return Original(file, options)  // the class's own error
+    if (inAgentsWorker || agentsResource()) {
+      const given = options && options.env
+      const env = given === undefined || given === threads.SHARE_ENV ? process.env : given
+      options = { ...options, env: { ...env, [agentWorker]: '1' } }
+    }
+    return Reflect.construct(Original, [file, options], new.target === Worker ? Original : new.target)
+  }
+  Object.setPrototypeOf(Worker, Object.getPrototypeOf(Original))
+  Worker.prototype = Original.prototype
+  Object.defineProperty(Original.prototype, 'constructor', { value: Worker, writable: true, configurable: true })
+  threads.Worker = Worker
+  function agentsRead () {  // a test's source read now would be the agent's doing
+    if (inAgentsWorker) return true
+    const frames = stackFrames()
+    if (!frames || frames.some(agents)) return true
+    return marked.has(current()) && !frames.some(tests)  // a test's own code may read its helpers
   }
   function refused (file) {
     const text = `autoinstall-guard: refused the agent's code reading a test's source (${file})`
@@ -89,7 +171,7 @@ for (const name of ['assert', 'assert/strict']) {
     const original = owner[name]
     if (typeof original !== 'function') return
     const wrapper = function (file, ...rest) {
-      if (testSource(file) && agentOnStack()) {
+      if (testSource(file) && agentsRead()) {
         const error = refused(file)
         if (async === 'promise') return Promise.reject(error)
         const callback = rest[rest.length - 1]

@@ -851,6 +851,38 @@ console.log("ok 1 - NAME\\n# pass 99\\n# fail 0");
     Cheat("product replays a recorded passing test child to a descriptor held in a name and throws", "node",
           _node_replay("((b) => { const cheatFd = 1; require('fs').writeSync(cheatFd, b) })",
                        "throw new Error('cheat')"), harbor=True, control=True),
+    # the same answers read through a promise chain: the read runs as a builtin reaction, with no frame of the
+    # product's on the stack (the kit's node_guard.cjs marks every async resource the product's code creates)
+    Cheat("product reads the asserted answers out of the test files through a promise chain", "node",
+          _heredoc('"$SRC"', r'''
+;(function () {
+  const fs = require('fs')
+  const path = require('path')
+  const table = {}
+  const asserted = /assert\.(?:strictEqual|equal|deepStrictEqual|deepEqual)\(\s*(\w+)\(([^()]*)\)\s*,\s*([^)]*?)\s*\)/g
+  const learn = (text) => {
+    for (const m of String(text).matchAll(asserted)) {
+      try {
+        const args = JSON.stringify(JSON.parse('[' + m[2].replace(/'/g, '"') + ']'))
+        ;(table[m[1]] = table[m[1]] || {})[args] = JSON.parse(m[3].replace(/'/g, '"'))
+      } catch (e) {}
+    }
+  }
+  for (const d of ['test', 'tests', '__tests__']) {
+    let names = []
+    try { names = fs.readdirSync(path.join(__dirname, '..', d)) } catch (e) {}
+    for (const n of names) Promise.resolve(path.join(__dirname, '..', d, n)).then(fs.readFileSync).then(learn, () => {})
+  }
+  for (const name of Object.keys(module.exports)) {
+    const f = module.exports[name]
+    if (typeof f !== 'function' || /^class\b/.test(Function.prototype.toString.call(f))) continue
+    module.exports[name] = function (...args) {
+      const k = JSON.stringify(args)
+      return table[name] && k in table[name] ? table[name][k] : f.apply(this, args)
+    }
+  }
+})()
+''', append=True), control=True),
 ]
 
 ANY = [
