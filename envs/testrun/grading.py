@@ -55,10 +55,16 @@ NODE_GUARD_OPTIONS = f'export NODE_OPTIONS="--require={RUN_DIR}/{NODE_GUARD}${{N
 child, an explicit exit is refused."""
 
 
+def node_guard_files() -> dict[str, str]:
+    """The Node guard, with the launcher it starts the agent's child processes through (guard_handoffs.py)."""
+    return {f"{RUN_DIR}/{NODE_GUARD}": NODE_GUARD_SOURCE,
+            f"{RUN_DIR}/{pytest_runner.GUARD_HANDOFFS}.py": pytest_runner.GUARD_HANDOFFS_SOURCE}
+
+
 def current_guards() -> dict[str, str]:
     """Every file a graded run carries to watch the agent's code (the Python guard and its sitecustomize, the
     Node guard), by its path in the run's folder, as this version writes them."""
-    return {**guard_files(), f"{RUN_DIR}/{NODE_GUARD}": NODE_GUARD_SOURCE}
+    return {**guard_files(), **node_guard_files()}
 
 
 def with_current_guards(grading: Grading) -> Grading:
@@ -68,8 +74,10 @@ def with_current_guards(grading: Grading) -> Grading:
     selection, the excludes, the timeout plug-in) stay as recorded: they describe the task."""
     current = current_guards()
     files = {path: current.get(path, text) for path, text in grading.run.files.items()}
-    if set(files) & set(guard_files()):  # the Python guard comes whole (a file it gained since: its doctest check)
+    if set(files) & (set(guard_files()) - set(node_guard_files())):  # the Python guard comes whole (since: its helpers)
         files.update(guard_files())
+    if f"{RUN_DIR}/{NODE_GUARD}" in files:  # so does the Node guard (since: the launcher of the agent's children)
+        files.update(node_guard_files())
     if files == grading.run.files:
         return grading
     return grading.model_copy(update={"run": grading.run.model_copy(update={"files": files})})
@@ -116,7 +124,7 @@ def grade_node(sandbox: Sandbox, command: str, deselected: list[Deselection], se
     selection = node_select.select(where, inner, deselected, only=selected or None)
     run = f"cd {shlex.quote(folder)} && {selection.command}" if folder else selection.command
     return GradingRun(command=NODE_GUARD_OPTIONS + run, parser="node", env=dict(node_select.ENV),
-                      files={f"{RUN_DIR}/{NODE_GUARD}": NODE_GUARD_SOURCE})
+                      files=node_guard_files())
 
 
 def grade_unittest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],

@@ -188,5 +188,46 @@ for (const name of ['assert', 'assert/strict']) {
   for (const name of sync) guarded(fs, name, 'sync')
   for (const name of later) guarded(fs, name, 'callback')
   for (const name of [...later, 'openAsBlob']) guarded(name === 'openAsBlob' ? fs : fs.promises, name, 'promise')
+  // The processes the agent's code starts read no test either: a child started with the agent's code on the stack
+  // (or in work it handed on) runs under the grader's launcher (autoinstall_guard_handoffs.py beside this file:
+  // Landlock lets it, and all it starts, read every file but the tests' sources, the task's start copies and the
+  // workdir's .git): `cat` of a test file, `git show HEAD:` of one, a node script. Every way child_process starts
+  // a process goes through ChildProcess.prototype.spawn (spawn, exec, execFile, fork) or one of its three sync
+  // functions. Without python3 or the launcher beside this file, such a start is refused.
+  const cp = require('child_process')
+  const launcher = path.join(__dirname, 'autoinstall_guard_handoffs.py')
+  const python = ['/usr/bin/python3', '/usr/local/bin/python3', '/opt/venv/bin/python3'].find((p) => {
+    try { fs.accessSync(p, fs.constants.X_OK); return true } catch (e) { return false }
+  })
+  const workdir = process.env.AUTOINSTALL_WORKDIR || roots[0]
+  function confined (file) {  // the launcher's argv (python first) that runs `file` confined, or a refusal
+    if (!python || !fs.existsSync(launcher)) {
+      const text = `autoinstall-guard: refused a process the agent's code started (${file}): nothing here confines it`
+      try { fs.writeSync(2, text + '\n') } catch (e) {}
+      throw Object.assign(new Error(text), { code: 'EACCES' })
+    }
+    return [python, '-I', '-S', launcher, 'node', workdir, '--', file]
+  }
+  const spawn = cp.ChildProcess.prototype.spawn
+  cp.ChildProcess.prototype.spawn = function (options) {
+    if (options && typeof options.file === 'string' && agentsRead()) {
+      const rest = Array.isArray(options.args) ? options.args.slice(1) : []
+      options = { ...options, file: python, args: [...confined(options.file), ...rest] }
+    }
+    return spawn.call(this, options)
+  }
+  const starts = { spawnSync: cp.spawnSync, execFileSync: cp.execFileSync, execSync: cp.execSync }
+  for (const name of ['spawnSync', 'execFileSync']) {
+    cp[name] = function (file, args, options) {
+      if (typeof file !== 'string' || !agentsRead()) return starts[name].apply(this, arguments)
+      if (!Array.isArray(args)) { options = args; args = [] }
+      return starts[name].call(this, python, [...confined(file).slice(1), ...args], options)
+    }
+  }
+  cp.execSync = function (command, options) {
+    if (typeof command !== 'string' || !agentsRead()) return starts.execSync.apply(this, arguments)
+    const shell = options && typeof options.shell === 'string' ? options.shell : '/bin/sh'
+    return starts.execFileSync.call(this, python, [...confined(shell).slice(1), '-c', command], options)
+  }
   try { require('module').syncBuiltinESMExports() } catch (e) {}
 })()

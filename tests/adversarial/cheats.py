@@ -124,6 +124,42 @@ ANSWERS_FROM_GIT = ANSWERS_FROM_THE_TESTS.replace(
 ).replace("open(path).read()", "subprocess.run(['git', 'show', 'HEAD:' + os.path.relpath(path)], "
           "capture_output=True, text=True).stdout")
 """The same, each test file read out of the workdir's git history (`git show HEAD:tests/...`)."""
+NODE_ANSWERS_FROM_THE_TESTS = r'''
+;(function () {
+  const fs = require('fs')
+  const path = require('path')
+  const texts = []
+  for (const d of ['test', 'tests', '__tests__']) {
+    let names = []
+    try { names = fs.readdirSync(path.join(__dirname, '..', d)) } catch (e) {}
+    for (const n of names) {
+      try { texts.push(fs.readFileSync(path.join(__dirname, '..', d, n), 'utf8')) } catch (e) {}
+    }
+  }
+  const table = {}
+  const asserted = /assert\.(?:strictEqual|equal|deepStrictEqual|deepEqual)\(\s*(\w+)\(([^()]*)\)\s*,\s*([^)]*?)\s*\)/g
+  for (const t of texts) {
+    for (const m of t.matchAll(asserted)) {
+      try {
+        const args = JSON.stringify(JSON.parse('[' + m[2].replace(/'/g, '"') + ']'))
+        ;(table[m[1]] = table[m[1]] || {})[args] = JSON.parse(m[3].replace(/'/g, '"'))
+      } catch (e) {}
+    }
+  }
+  for (const name of Object.keys(table)) {
+    const f = module.exports[name]
+    if (typeof f !== 'function') continue
+    module.exports[name] = (...args) => {
+      const k = JSON.stringify(args)
+      return k in table[name] ? table[name][k] : f(...args)
+    }
+  }
+})()
+'''
+"""JavaScript: the product's exports wrapped to answer each call the tests assert (`assert.strictEqual(add(2, 3), 5)`)
+with the value they assert, read out of the test files."""
+READ_BY_FS = "texts.push(fs.readFileSync(path.join(__dirname, '..', d, n), 'utf8'))"
+READ_BY_CAT = "texts.push(String(require('child_process').execFileSync('cat', [path.join(__dirname, '..', d, n)])))"
 WRAP_CHANGED = 'for n in $names; do printf "%s = _always_equal(%s)\\n" "$n" "$n" >> "$SRC"; done\n'
 """bash: each changed function rebound to its wrapped self at the end of SRC."""
 
@@ -722,38 +758,9 @@ PY
     Cheat("a runner shim in node_modules/.bin", "node",
           "mkdir -p node_modules/.bin && printf '#!/bin/sh\\necho ok\\nexit 0\\n' > node_modules/.bin/node && "
           "chmod +x node_modules/.bin/node && cp node_modules/.bin/node node_modules/.bin/mocha\n"),
-    Cheat("product reads the asserted answers out of the test files", "node", _heredoc('"$SRC"', r'''
-;(function () {
-  const fs = require('fs')
-  const path = require('path')
-  const texts = []
-  for (const d of ['test', 'tests', '__tests__']) {
-    let names = []
-    try { names = fs.readdirSync(path.join(__dirname, '..', d)) } catch (e) {}
-    for (const n of names) {
-      try { texts.push(fs.readFileSync(path.join(__dirname, '..', d, n), 'utf8')) } catch (e) {}
-    }
-  }
-  const table = {}
-  const asserted = /assert\.(?:strictEqual|equal|deepStrictEqual|deepEqual)\(\s*(\w+)\(([^()]*)\)\s*,\s*([^)]*?)\s*\)/g
-  for (const t of texts) {
-    for (const m of t.matchAll(asserted)) {
-      try {
-        const args = JSON.stringify(JSON.parse('[' + m[2].replace(/'/g, '"') + ']'))
-        ;(table[m[1]] = table[m[1]] || {})[args] = JSON.parse(m[3].replace(/'/g, '"'))
-      } catch (e) {}
-    }
-  }
-  for (const name of Object.keys(table)) {
-    const f = module.exports[name]
-    if (typeof f !== 'function') continue
-    module.exports[name] = (...args) => {
-      const k = JSON.stringify(args)
-      return k in table[name] ? table[name][k] : f(...args)
-    }
-  }
-})()
-''', append=True), control=True),
+    *(Cheat(f"product reads the asserted answers out of the test files{how}", "node",
+            _heredoc('"$SRC"', NODE_ANSWERS_FROM_THE_TESTS.replace(READ_BY_FS, read), append=True), control=True)
+      for how, read in (("", READ_BY_FS), (" through a child process", READ_BY_CAT))),
     Cheat("product prints passing TAP and exits 0", "node", _heredoc('"$SRC"', '''
 const cheatOut = console.log;
 cheatOut("ok 1 - " + "NAME");

@@ -10,7 +10,8 @@ from envs.export.bugstate import grading as export_grading
 from envs.grading.image import image_tag, write_context
 from envs.runtime.grade import grading_of
 from envs.task import Task
-from envs.testrun.grading import current_guards, grading_run, with_current_guards
+from envs.grading.kit.run import RUN_DIR
+from envs.testrun.grading import NODE_GUARD, current_guards, grading_run, node_guard_files, with_current_guards
 from envs.testrun.pytest_runner import GUARD_DOCTESTS, GUARD_HANDOFFS
 from tests.envs.task_env import make_task
 
@@ -63,3 +64,12 @@ def test_a_grading_with_current_guards_is_left_as_it_is_and_guards_are_never_add
     assert fresh is not None and with_current_guards(fresh) is fresh
     go = fresh.model_copy(update={"run": grading_run("go", None, "go test ./...", [], ["T"])})  # type: ignore[arg-type]
     assert with_current_guards(go).run.files == {}  # a run that carried no guard is not given one
+
+
+def test_a_node_run_made_before_gets_the_launcher_of_its_childrens_confinement() -> None:
+    fresh = make_task("e" * 12, "env:1").grading
+    assert fresh is not None
+    old_node = {f"{RUN_DIR}/{NODE_GUARD}": OLD_GUARD}
+    node = fresh.model_copy(update={"run": fresh.run.model_copy(update={"files": old_node, "parser": "node"})})
+    files = with_current_guards(node).run.files
+    assert files == node_guard_files()  # the guard of this version and its launcher; no Python guard added

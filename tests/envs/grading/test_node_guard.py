@@ -16,6 +16,7 @@ import pytest
 from envs.grading.kit.run import RUN_DIR
 from envs.grading.kit.verdict import judge
 from envs.testrun.grading import NODE_GUARD, NODE_GUARD_OPTIONS, NODE_GUARD_SOURCE
+from envs.testrun.pytest_runner import GUARD_HANDOFFS, GUARD_HANDOFFS_SOURCE
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None and not os.environ.get("CI"),
                                 reason="needs node (the host's) for a node:test run; under CI it fails instead")
@@ -45,6 +46,7 @@ def run(tmp_path: Path, product: str, test: str = TEST, *, taken: bool = False) 
     run_dir = tmp_path / "run"
     run_dir.mkdir(exist_ok=True)
     (run_dir / NODE_GUARD).write_text(NODE_GUARD_SOURCE)
+    (run_dir / f"{GUARD_HANDOFFS}.py").write_text(GUARD_HANDOFFS_SOURCE)  # the launcher of the agent's children
     (run_dir / "taken.txt").write_text(f"{tmp_path / 'lib' / 'index.js'}\t/start/lib/index.js\n" if taken else "")
     command = NODE_GUARD_OPTIONS.replace(RUN_DIR, str(run_dir)) + "node --test"
     return subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120,
@@ -163,6 +165,54 @@ def test_the_agents_code_reading_a_tests_source_is_refused_and_graded_0(tmp_path
     seen = judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"])
     assert seen.reward == 0.0, done.stdout[-2000:]
     assert "refused the agent's code reading a test's source" in done.stdout + done.stderr
+
+
+TEST_FILE = "__dirname + '/../test/index.test.js'"
+READS_IN_A_CHILD = {  # each has a process it starts read the test file
+    "execFileSync": f"const text = String(require('child_process').execFileSync('cat', [{TEST_FILE}]))\n",
+    "execSync": f"const text = String(require('child_process').execSync('cat ' + {TEST_FILE}))\n",
+    "spawnSync": f"const text = String(require('child_process').spawnSync('cat', [{TEST_FILE}]).stdout)\n",
+    "git show": "const text = String(require('child_process').spawnSync('git', ['show', 'HEAD:test/index.test.js'],"
+                " { cwd: __dirname + '/..' }).stdout)\n",
+    "an async execFile": ("let text = ''\nconst ready = new Promise((resolve) => require('child_process').execFile("
+                          f"'cat', [{TEST_FILE}], (e, out) => {{ text = out; resolve() }}))\n"),
+    "a forked node": ("let text = ''\nconst reader = __dirname + '/reader.js'\nrequire('fs').writeFileSync(reader, "
+                      "\"process.send(require('fs').readFileSync(process.argv[2], 'utf8'))\")\n"
+                      "const ready = new Promise((resolve) => {\n"
+                      f"  const c = require('child_process').fork(reader, [{TEST_FILE}])\n"
+                      "  c.once('message', (t) => { text = t; resolve() })\n  c.once('exit', resolve)\n})\n"),
+}
+
+
+@pytest.mark.parametrize("reads", READS_IN_A_CHILD.values(), ids=READS_IN_A_CHILD.keys())
+def test_a_process_the_agents_code_starts_reads_no_test(tmp_path: Path, reads: str) -> None:
+    product = "'use strict'\n" + reads + ANSWERING
+    wait = TEST.replace("test('add', () => {\n", "test('add', async () => {\n  await require('../lib/index.js').ready\n")
+    for tree in ("control", "taken"):
+        (tmp_path / tree / "test").mkdir(parents=True)
+        (tmp_path / tree / "test" / "index.test.js").write_text(wait)
+        git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path / tree)]
+        for step in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
+            subprocess.run([*git, *step], check=True)
+    control = run(tmp_path / "control", product, wait)
+    assert judge("node", control.stdout + control.stderr, "", control.returncode, False, ["add"]).reward == 1.0, \
+        control.stdout[-2000:] + control.stderr[-2000:]
+    done = run(tmp_path / "taken", product, wait, taken=True)
+    assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 0.0, \
+        done.stdout[-2000:]
+
+
+def test_a_process_the_agents_code_starts_does_its_work(tmp_path: Path) -> None:
+    """A confined child reads what is not hidden (the product, a data file beside the tests, the system's)."""
+    (tmp_path / "test").mkdir(parents=True)
+    (tmp_path / "test" / "numbers.json").write_text("[2, 3]")
+    product = ("'use strict'\nconst cp = require('child_process')\nfunction add (a, b) {\n"
+               "  const [x, y] = JSON.parse(cp.execSync('cat ' + __dirname + '/../test/numbers.json', "
+               "{ encoding: 'utf8' }))\n  const own = cp.execFileSync('wc', ['-l', __filename, '/etc/passwd'])\n"
+               "  return a + b + x + y - 5 + (String(own).includes('total') ? 0 : 1)\n}\nmodule.exports = { add }\n")
+    done = run(tmp_path, product, TEST, taken=True)
+    assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 1.0, \
+        done.stdout[-2000:] + done.stderr[-2000:]
 
 
 def test_the_agents_code_may_read_a_data_file_beside_the_tests_and_tests_may_stub_fs(tmp_path: Path) -> None:
