@@ -7,6 +7,7 @@ made (Node reads the package's scripts through the sandbox); run by envs/grading
     go          `go test -json` (+ -skip for deselections)         gotest    (its output)
     cargo       `cargo test` with --skip, stderr merged            libtest   (its output)
     maven       Surefire's excludes file, old reports cleared, -fae surefire  **/target/surefire-reports/TEST-*.xml
+                (the three: test binaries confined by the launcher, envs/testrun/confine.py)
     node        the runner's own name filters (the selected tests   node      (its output)
                 and their files, where it can: node_only.py), hidden
                 files, the exit guard of node:test's children
@@ -23,7 +24,7 @@ from envs.folder import InFolder, split_folder
 from envs.grading.kit.run import REPORT_DIR, RUN_DIR
 from envs.grading.policy import Grading, GradingRun
 from envs.spec import Deselection
-from envs.testrun import cargo_runner, go_runner, maven_runner, node_select, pytest_runner, unittest_runner
+from envs.testrun import cargo_runner, confine, go_runner, maven_runner, node_select, pytest_runner, unittest_runner
 from envs.testrun.abilities import abilities, registered
 from envs.testrun.pytest_output import TIMEOUT_ENV
 
@@ -57,22 +58,25 @@ child, an explicit exit is refused."""
 
 def current_guards() -> dict[str, str]:
     """Every file a graded run carries to watch the agent's code (the Python guard and its sitecustomize, the
-    Node guard), by its path in the run's folder, as this version writes them."""
-    return {**guard_files(), f"{RUN_DIR}/{NODE_GUARD}": NODE_GUARD_SOURCE}
+    Node guard, the launcher confining compiled tests and its wrapper), by its path in the run's folder, as this
+    version writes them."""
+    return {**guard_files(), f"{RUN_DIR}/{NODE_GUARD}": NODE_GUARD_SOURCE, **confine.files()}
 
 
 def with_current_guards(grading: Grading) -> Grading:
     """`grading` with each guard file its record carries replaced by this version's: a task stores its run's
     files when it is made, and a guard fixed since (a cheat found, a hole closed) must reach every task graded
     or exported from now on, as the kit does (it is always this version's). Files that are not guards (the
-    selection, the excludes, the timeout plug-in) stay as recorded: they describe the task."""
+    selection, the excludes, the timeout plug-in) stay as recorded: they describe the task. A Go, Rust or Java
+    run made before its test binaries were confined is confined now (confine.py)."""
     current = current_guards()
     files = {path: current.get(path, text) for path, text in grading.run.files.items()}
-    if set(files) & set(guard_files()):  # the Python guard comes whole (a file it gained since: its doctest check)
+    if set(files) & (set(guard_files()) - {confine.LAUNCHER}):  # the Python guard comes whole (its doctest check)
         files.update(guard_files())
-    if files == grading.run.files:
+    run = confine.confined(grading.run.model_copy(update={"files": files}))
+    if run == grading.run:
         return grading
-    return grading.model_copy(update={"run": grading.run.model_copy(update={"files": files})})
+    return grading.model_copy(update={"run": run})
 
 
 def grade_pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
@@ -90,12 +94,13 @@ def grade_pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], 
 
 def grade_go(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
         per_test_s: float) -> GradingRun:
-    return GradingRun(command=go_runner.go_test_command(command, deselected), parser="gotest")
+    return confine.confined(GradingRun(command=go_runner.go_test_command(command, deselected), parser="gotest"))
 
 
 def grade_cargo(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
            per_test_s: float) -> GradingRun:
-    return GradingRun(command=cargo_runner.cargo_test_command(command, deselected), parser="libtest")
+    return confine.confined(GradingRun(command=cargo_runner.cargo_test_command(command, deselected),
+                                       parser="libtest"))
 
 
 def grade_maven(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
@@ -105,8 +110,8 @@ def grade_maven(sandbox: Sandbox, command: str, deselected: list[Deselection], s
         files[maven_runner.EXCLUDES_FILE] = "".join(p + "\n" for p in patterns)
     # Failures fail the build here (at its end: every module's tests still run), so the exit status is checked.
     run = maven_runner.maven_test_command(command, deselected).replace(f" {IGNORE_FAILURES}", " -fae")
-    return GradingRun(command=run, parser="surefire",
-                      reports=[f"**/{maven_runner.REPORTS}/TEST-*.xml"], files=files)
+    return confine.confined(GradingRun(command=run, parser="surefire",
+                                       reports=[f"**/{maven_runner.REPORTS}/TEST-*.xml"], files=files))
 
 
 def grade_node(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],

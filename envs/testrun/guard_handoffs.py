@@ -266,13 +266,14 @@ def _rust_test_source(path):
 
 
 TEST_SOURCES = {
-    "go": lambda path: path.endswith("_test.go"),
+    "go": lambda path: path.endswith("_test.go") and "testdata" not in path.split(os.sep),
     "rust": _rust_test_source,
     "java": lambda path: any(f"{os.sep}src{os.sep}test{os.sep}{kind}{os.sep}" in path
                              for kind in ("java", "kotlin", "groovy", "scala")),
 }
 """A compiled language's test sources: read by the build, never by the test binaries it runs (their data, under
-testdata/, tests/ui/ or src/test/resources/, stays readable)."""
+testdata/, tests/ui/ or src/test/resources/, stays readable: a `_test.go` under testdata/ is a Go tool's input,
+never compiled)."""
 START_COPIES = "/opt/autoinstall/task/start"
 
 
@@ -284,10 +285,18 @@ def launch(argv):
         os.write(2, f"usage: {argv[0]} {{{','.join(TEST_SOURCES)}}} WORKDIR -- COMMAND...\n".encode())
         return 2
     language, workdir, command = argv[1], os.path.realpath(argv[2]), argv[argv.index("--") + 1:]
-    if available():
-        confine({*hidden_files(workdir, TEST_SOURCES[language]), os.path.join(workdir, ".git"), START_COPIES})
-    else:
+    try:
+        landlock = available()
+    except ImportError:  # a Python without ctypes
+        landlock = False
+    if not landlock:
         os.write(2, f"{MARK} this kernel has no Landlock: the test binaries are not confined\n".encode())
+    else:
+        try:
+            confine({*hidden_files(workdir, TEST_SOURCES[language]), os.path.join(workdir, ".git"), START_COPIES})
+        except OSError as error:
+            os.write(2, f"{MARK} the test binary was not run: it could not be confined ({error})\n".encode())
+            return 70
     os.execvp(command[0], command)
     return 127
 
