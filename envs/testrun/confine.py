@@ -9,10 +9,13 @@ to compile them, unconfined; only what runs them is the launcher's:
     libtest   Cargo's target runner           CARGO_TARGET_<TRIPLE>_RUNNER (Linux, x86_64 and aarch64)
     surefire  Surefire's and Failsafe's jvm   MAVEN_OPTS' -Djvm=@RUN_DIR@/bin/java (the forked test JVM)
 
-Not confined: Rust's doc tests (rustdoc compiles and runs them itself, and reads the sources they are in), code
-run while the tests compile (a proc macro, Go's //go:embed of a test file), a Surefire configured with a `jvm`
-of its own or without a fork (forkCount=0). The workdir is `$PWD` where the graded command starts (the kit runs
-it there), kept in AUTOINSTALL_WORKDIR before any test binary changes folder.
+Not confined: Rust's doc tests under a cargo older than 1.89 (rustdoc runs them; from 1.89 on cargo hands it the
+runner), code run while the tests compile (a proc macro, Go's //go:embed of a test file), a Surefire configured
+with a `jvm` of its own or without a fork (forkCount=0). What an honest test loses: a go command it runs (`go
+build` of the module's command, `go vet`) reads each test's header in place of the file (the launcher's
+-overlay); a cargo or rustc it runs on the crate (trybuild's UI tests) cannot read a source holding unit tests.
+The workdir is `$PWD` where the graded command starts (the kit runs it there), kept in AUTOINSTALL_WORKDIR before
+any test binary changes folder.
 """
 from __future__ import annotations
 

@@ -87,7 +87,10 @@ def as_graded(parser: str, command: str, run_dir: Path) -> str:
 
 
 def go_test(root: Path, command: str = "go test ./...") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GOFLAGS": "-count=1"}
+    # temporary files beside the workdir, as a task's /tmp is: a folder made later right above the tests (the
+    # pytest folder in /tmp here) is one the confined binaries cannot read (the launcher grants by folder)
+    (root.parent / "tmp").mkdir(exist_ok=True)
+    env = {**os.environ, "GOFLAGS": "-count=1", "TMPDIR": str(root.parent / "tmp")}
     return subprocess.run(["bash", "-c", command], cwd=root, env=env, capture_output=True, text=True,
                           timeout=300, check=False)
 
@@ -103,13 +106,38 @@ def test_a_go_product_reading_its_tests_reads_nothing_under_the_launcher(tmp_pat
     assert "--- FAIL: TestAdd" in confined.stdout and "--- FAIL: TestDataBesideTheTests" not in confined.stdout
 
 
+GO_TOOL_TEST = '''package calc
+
+import (
+	"os/exec"
+	"testing"
+)
+
+func TestTheGoCommandLoadsThePackage(t *testing.T) {
+	if out, err := exec.Command("go", "vet", ".").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+}
+'''
+
+
 @needs_go
 def test_a_graded_go_run_names_the_launcher_for_every_go_test_it_runs(tmp_path: Path) -> None:
     root = go_project(tmp_path / "work")
     (root / "test.sh").write_text("cd calc && go test -v .\n")  # a script's `go test`, in the package's folder
+    # a test that runs the go command on its own package: it reads the tests' headers (the launcher's overlay)
+    (root / "calc" / "tool_test.go").write_text(GO_TOOL_TEST)
     confined = go_test(root, as_graded("gotest", "bash test.sh", tmp_path / "run"))
     assert confined.returncode == 1, confined.stdout + confined.stderr
     assert "--- FAIL: TestAdd" in confined.stdout and "--- PASS: TestDataBesideTheTests" in confined.stdout
+    assert "--- PASS: TestTheGoCommandLoadsThePackage" in confined.stdout, confined.stdout
+
+
+def test_a_go_test_files_header_is_its_constraints_package_and_imports_made_blank() -> None:
+    text = ('//go:build linux\n\n// Package x.\npackage x_test\n\nimport (\n\t"fmt"\n\tt "testing"\n)\n'
+            'import . "strings"\n\nfunc TestX(t *testing.T) { _ = `import "os"` }\n')
+    assert guard_handoffs.go_header(text) == (
+        '//go:build linux\n\npackage x_test\n\nimport _ "fmt"\nimport _ "testing"\nimport _ "strings"\n')
 
 
 RUST_PRODUCT = '''/// Adds two numbers.
