@@ -7,6 +7,7 @@ made (Node reads the package's scripts through the sandbox); run by envs/grading
     go          `go test -json` (+ -skip for deselections)         gotest    (its output)
     cargo       `cargo test` with --skip, stderr merged            libtest   (its output)
     maven       Surefire's excludes file, old reports cleared, -fae surefire  **/target/surefire-reports/TEST-*.xml
+                (the three: test binaries confined by the launcher, envs/testrun/confine.py)
     node        the runner's own name filters (the selected tests   node      (its output)
                 and their files, where it can: node_only.py), hidden
                 files, the exit guard of node:test's children
@@ -23,7 +24,7 @@ from envs.folder import InFolder, split_folder
 from envs.grading.kit.run import REPORT_DIR, RUN_DIR
 from envs.grading.policy import Grading, GradingRun
 from envs.spec import Deselection
-from envs.testrun import cargo_runner, go_runner, maven_runner, node_select, pytest_runner, unittest_runner
+from envs.testrun import cargo_runner, confine, go_runner, maven_runner, node_select, pytest_runner, unittest_runner
 from envs.testrun.abilities import abilities, registered
 from envs.testrun.pytest_output import TIMEOUT_ENV
 
@@ -41,6 +42,7 @@ def guard_files() -> dict[str, str]:
     return {f"{RUN_DIR}/{pytest_runner.GUARD_PLUGIN}.py": pytest_runner.GUARD_PLUGIN_SOURCE,
             f"{RUN_DIR}/{pytest_runner.GUARD_DOCTESTS}.py": pytest_runner.GUARD_DOCTESTS_SOURCE,
             f"{RUN_DIR}/{pytest_runner.GUARD_HANDOFFS}.py": pytest_runner.GUARD_HANDOFFS_SOURCE,
+            f"{RUN_DIR}/{pytest_runner.GUARD_THREADS}.py": pytest_runner.GUARD_THREADS_SOURCE,
             f"{RUN_DIR}/sitecustomize.py": pytest_runner.GUARD_SITE_SOURCE}
 
 
@@ -63,24 +65,27 @@ def node_guard_files() -> dict[str, str]:
 
 def current_guards() -> dict[str, str]:
     """Every file a graded run carries to watch the agent's code (the Python guard and its sitecustomize, the
-    Node guard), by its path in the run's folder, as this version writes them."""
-    return {**guard_files(), **node_guard_files()}
+    Node guard and its launcher, the launcher confining compiled tests and its wrapper), by its path in the run's
+    folder, as this version writes them."""
+    return {**guard_files(), **node_guard_files(), **confine.files()}
 
 
 def with_current_guards(grading: Grading) -> Grading:
     """`grading` with each guard file its record carries replaced by this version's: a task stores its run's
     files when it is made, and a guard fixed since (a cheat found, a hole closed) must reach every task graded
     or exported from now on, as the kit does (it is always this version's). Files that are not guards (the
-    selection, the excludes, the timeout plug-in) stay as recorded: they describe the task."""
+    selection, the excludes, the timeout plug-in) stay as recorded: they describe the task. A Go, Rust or Java
+    run made before its test binaries were confined is confined now (confine.py)."""
     current = current_guards()
     files = {path: current.get(path, text) for path, text in grading.run.files.items()}
     if set(files) & (set(guard_files()) - set(node_guard_files())):  # the Python guard comes whole (since: its helpers)
         files.update(guard_files())
     if f"{RUN_DIR}/{NODE_GUARD}" in files:  # so does the Node guard (since: the launcher of the agent's children)
         files.update(node_guard_files())
-    if files == grading.run.files:
+    run = confine.confined(grading.run.model_copy(update={"files": files}))
+    if run == grading.run:
         return grading
-    return grading.model_copy(update={"run": grading.run.model_copy(update={"files": files})})
+    return grading.model_copy(update={"run": run})
 
 
 def grade_pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
@@ -98,12 +103,13 @@ def grade_pytest(sandbox: Sandbox, command: str, deselected: list[Deselection], 
 
 def grade_go(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
         per_test_s: float) -> GradingRun:
-    return GradingRun(command=go_runner.go_test_command(command, deselected), parser="gotest")
+    return confine.confined(GradingRun(command=go_runner.go_test_command(command, deselected), parser="gotest"))
 
 
 def grade_cargo(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
            per_test_s: float) -> GradingRun:
-    return GradingRun(command=cargo_runner.cargo_test_command(command, deselected), parser="libtest")
+    return confine.confined(GradingRun(command=cargo_runner.cargo_test_command(command, deselected),
+                                       parser="libtest"))
 
 
 def grade_maven(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],
@@ -113,8 +119,8 @@ def grade_maven(sandbox: Sandbox, command: str, deselected: list[Deselection], s
         files[maven_runner.EXCLUDES_FILE] = "".join(p + "\n" for p in patterns)
     # Failures fail the build here (at its end: every module's tests still run), so the exit status is checked.
     run = maven_runner.maven_test_command(command, deselected).replace(f" {IGNORE_FAILURES}", " -fae")
-    return GradingRun(command=run, parser="surefire",
-                      reports=[f"**/{maven_runner.REPORTS}/TEST-*.xml"], files=files)
+    return confine.confined(GradingRun(command=run, parser="surefire",
+                                       reports=[f"**/{maven_runner.REPORTS}/TEST-*.xml"], files=files))
 
 
 def grade_node(sandbox: Sandbox, command: str, deselected: list[Deselection], selected: list[str],

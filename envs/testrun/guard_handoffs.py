@@ -1,11 +1,6 @@
-"""What the agent's code hands to other threads and processes in a graded Python run (imported by the grader's
-guard, envs/testrun/guard_plugin.py, beside it as autoinstall_guard_handoffs, when the run has files taken from
-the agent).
-
-A thread started with the agent's code on the stack is the agent's: what it runs (a builtin handed over, `open`
-itself, with no frame of the agent's on its own stack) does what the agent asked for. So is work the agent's code
-hands to a thread pool (`submit`, an event loop's `run_in_executor`) or to an event loop (`call_soon`, `call_later`),
-wherever and whenever it runs.
+"""What the agent's code hands to other processes in a graded run (imported by the grader's Python guard,
+envs/testrun/guard_plugin.py, beside it as autoinstall_guard_handoffs, when the run has files taken from the agent;
+run as a launcher by the Node guard and by Go, Rust and Java runs: `launch` below). Threads: guard_threads.py.
 
 A child process is a reader the guard's audit hook cannot see: `cat` of a test file, `git show HEAD:` of one,
 a pool's process handed `Path.read_text`. So a process started while the agent's code is on the stack (by
@@ -216,103 +211,9 @@ class Children:
                             after_in_parent=lambda: setattr(self, "_forking", False))
 
 
-def marking(start, agents, state):
-    """A thread starter whose threads, when started with the agent's code on the stack, are the agent's
-    (`state.agents`: the guard's thread-local)."""
-    def start_thread(function, *args, **kwargs):
-        if agents(sys._getframe(1)):
-            def agents_thread(*a, **k):
-                state.agents = True
-                return function(*a, **k)
-
-            return start(agents_thread, *args, **kwargs)
-        return start(function, *args, **kwargs)
-
-    return start_thread
-
-
-def mark_threads(agents, state):
-    import _thread  # the guard's own use
-
-    for module, names in ((_thread, ("start_new_thread", "start_new", "start_joinable_thread")),
-                          (threading, ("_start_new_thread", "_start_joinable_thread"))):
-        for name in names:
-            if callable(getattr(module, name, None)):
-                setattr(module, name, marking(getattr(module, name), agents, state))
-
-
-def as_agents(function, state):
-    """`function`, run as the agent's wherever it runs (a pool's thread, an event loop's turn), then as before."""
-    def agents_call(*args, **kwargs):
-        before, state.agents = getattr(state, "agents", False), True
-        try:
-            return function(*args, **kwargs)
-        finally:
-            state.agents = before
-
-    return agents_call
-
-
-def _handing(agents, state):
-    """Patches of the standard library's hand-off points, by module: work handed to them while the agent's code
-    is on the stack runs as the agent's, later, wherever it runs."""
-    def submit(original):
-        def submitting(self, fn, /, *args, **kwargs):
-            if agents(sys._getframe(1)):
-                fn = as_agents(fn, state)
-            return original(self, fn, *args, **kwargs)
-        return submitting
-
-    def handle(original):
-        def scheduling(self, callback, args, loop, context=None):
-            if agents(sys._getframe(1)):
-                callback = as_agents(callback, state)
-            return original(self, callback, args, loop, context)
-        return scheduling
-
-    return {"concurrent.futures.thread": lambda m: setattr(m.ThreadPoolExecutor, "submit",
-                                                             submit(m.ThreadPoolExecutor.submit)),
-            "asyncio.events": lambda m: setattr(m.Handle, "__init__", handle(m.Handle.__init__))}
-
-
-class _Patcher:
-    """A finder first on sys.meta_path that patches each hand-off module once it has run (imported or not yet:
-    the guard imports none of them itself)."""
-
-    def __init__(self, patches):
-        self.patches = patches
-
-    def find_spec(self, name, path=None, target=None):
-        if name not in self.patches:
-            return None
-        from importlib.machinery import PathFinder  # the guard's own use
-
-        spec = PathFinder.find_spec(name, path)
-        loader = getattr(spec, "loader", None)
-        if loader is None or not hasattr(loader, "exec_module"):
-            return None
-        patch, run = self.patches.pop(name), loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            patch(module)
-
-        loader.exec_module = exec_module
-        return spec
-
-
-def mark_handoffs(agents, state):
-    patches = _handing(agents, state)
-    for name in [n for n in patches if n in sys.modules]:
-        patches.pop(name)(sys.modules[name])
-    sys.meta_path.insert(0, _Patcher(patches))
-
-
-def install(agents, state, test_source, workdir, start_copies):
-    """Mark the threads of the agent's code (`agents(frame)`: its code on the stack) and confine its children
-    away from the test sources under `workdir` (`test_source(path)`), `start_copies` and the workdir's .git."""
-    mark_threads(agents, state)
-    mark_handoffs(agents, state)
+def install(agents, test_source, workdir, start_copies):
+    """Confine the children of the agent's code (`agents(frame)`: its code on the stack) away from the test sources
+    under `workdir` (`test_source(path)`), `start_copies` and the workdir's .git."""
     workdir = os.path.realpath(workdir)
     children = Children(agents, lambda: {*hidden_files(workdir, test_source), os.path.join(workdir, ".git"),
                                          os.path.realpath(start_copies)})
@@ -349,28 +250,86 @@ def _node_test_source(path):
 
 TEST_SOURCES = {
     "node": _node_test_source,
-    "go": lambda path: path.endswith("_test.go"),
+    "go": lambda path: path.endswith("_test.go") and "testdata" not in path.split(os.sep),
     "rust": _rust_test_source,
     "java": lambda path: any(f"{os.sep}src{os.sep}test{os.sep}{kind}{os.sep}" in path
                              for kind in ("java", "kotlin", "groovy", "scala")),
 }
 """A language's test sources: read by the build or the runner, never by the test binaries it runs or the processes
-a product starts (their data, under testdata/, tests/ui/ or src/test/resources/, stays readable)."""
+a product starts (their data, under testdata/, tests/ui/ or src/test/resources/, stays readable: a `_test.go` under
+testdata/ is a Go tool's input, never compiled)."""
 START_COPIES = "/opt/autoinstall/task/start"
+
+
+def go_header(text):
+    """A _test.go file's header alone: its build constraints, package clause and imports (each made blank, so
+    the header compiles on its own): what the go command reads of a test file to load a package."""
+    import re  # the launcher's own use (the Python guard, which imports this module, never needs it)
+
+    package = re.search(r"^package\s+\w+", text, re.M)
+    if package is None:
+        return ""
+    constraints = [line for line in text[:package.start()].splitlines()
+                   if line.startswith(("//go:build", "// +build"))]
+    body = re.search(r"^(?:func|type|var|const)\b", text, re.M)
+    paths = []
+    for block, single in re.findall(r'^import\s*\(([^)]*)\)|^import\s+(?:[\w.]+\s+)?("[^"\n]*")',
+                                    text[:body.start() if body else len(text)], re.M):
+        paths += re.findall(r'"[^"\n]*"', block) if block else [single]
+    imports = "".join(f"import _ {path}\n" for path in dict.fromkeys(paths))
+    return "\n".join([*constraints, "", package.group(0), "", imports])
+
+
+def go_overlay(tests, folder):
+    """An -overlay file for the go command (`go help build`) that reads each of `tests` (_test.go files) as its
+    header alone, written with the headers in `folder`: a go command a test runs (`go build` of the module's
+    command, `go vet`) loads the packages whose tests it cannot read, and reads no test's body."""
+    replace = {}
+    for n, path in enumerate(sorted(tests)):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                header = go_header(f.read(1 << 20))
+        except OSError:
+            continue
+        stub = os.path.join(folder, f"{n}.go")
+        with open(stub, "w") as f:
+            f.write(header)
+        replace[path] = stub
+    import json  # the launcher's own use
+
+    overlay = os.path.join(folder, "overlay.json")
+    with open(overlay, "w") as f:
+        json.dump({"Replace": replace}, f)
+    return overlay
 
 
 def launch(argv):
     """`LANGUAGE WORKDIR -- COMMAND...`: run COMMAND (a test binary, the JVM of a test fork) confined away from
     LANGUAGE's test sources under WORKDIR, the task's start copies and the workdir's .git. The graded run names
-    this as the runner of its test binaries (Go's -exec, Cargo's target runner, Surefire's jvm)."""
+    this as the runner of its test binaries (Go's -exec, Cargo's target runner, Surefire's jvm). A Go test binary's
+    go commands (a test that builds the module's command) read the tests' headers instead (go_overlay)."""
     if len(argv) < 4 or "--" not in argv or argv[1] not in TEST_SOURCES:
         os.write(2, f"usage: {argv[0]} {{{','.join(TEST_SOURCES)}}} WORKDIR -- COMMAND...\n".encode())
         return 2
     language, workdir, command = argv[1], os.path.realpath(argv[2]), argv[argv.index("--") + 1:]
-    if available():
-        confine({*hidden_files(workdir, TEST_SOURCES[language]), os.path.join(workdir, ".git"), START_COPIES})
-    else:
+    try:
+        landlock = available()
+    except ImportError:  # a Python without ctypes
+        landlock = False
+    if not landlock:
         os.write(2, f"{MARK} this kernel has no Landlock: the test binaries are not confined\n".encode())
+    else:
+        try:
+            tests = hidden_files(workdir, TEST_SOURCES[language])
+            if language == "go":
+                import tempfile  # the launcher's own use
+
+                overlay = go_overlay(tests, tempfile.mkdtemp(prefix="autoinstall-go-headers-"))
+                os.environ["GOFLAGS"] = f"{os.environ.get('GOFLAGS', '')} -overlay={overlay}".strip()
+            confine({*tests, os.path.join(workdir, ".git"), START_COPIES})
+        except OSError as error:
+            os.write(2, f"{MARK} the test binary was not run: it could not be confined ({error})\n".encode())
+            return 70
     os.execvp(command[0], command)
     return 127
 

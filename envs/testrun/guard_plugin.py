@@ -10,8 +10,8 @@ What the text screen (envs/grading/kit/python_reach.py) refuses by spelling, the
   from data, a function's code replaced or read; with the agent's code on the stack, writing where the run's
   reports go and reading a test's source (where a product finds the asserted answers and passes without
   computing them; the workdir's git history holds them too); and to anyone, opening a process's memory file.
-  What the agent's code hands to a thread or a process is the agent's (guard_handoffs.py, beside this file: its
-  threads are marked, its child processes confined away from the tests by Landlock);
+  What the agent's code hands to a thread or a process is the agent's (guard_threads.py and guard_handoffs.py,
+  beside this file: its threads are marked, its child processes confined away from the tests by Landlock);
 - at the runner's end, a comparison (`__eq__`, `__ne__`) the agent's files define that says yes to an object it
   cannot know of (an "always equal" object; the text screen sees only one that never names the other side): a
   stranger or a random value of a builtin type, asked as a stranger and as an instance of its own class.
@@ -352,9 +352,11 @@ def install():
         runner()
     if hasattr(sys, "addaudithook"):  # Python 3.8 and later
         if TAKEN:
-            from autoinstall_guard_handoffs import install as watch_handoffs  # beside this file
+            from autoinstall_guard_handoffs import install as confine_children  # beside this file
+            from autoinstall_guard_threads import install as mark_threads  # beside this file
 
-            watch_handoffs(_agent_on_stack, _state, _test_source, START_DIR, START_COPIES)
+            mark_threads(_agent_on_stack, _state)
+            confine_children(_agent_on_stack, _test_source, START_DIR, START_COPIES)
         sys.addaudithook(_hook)
     else:
         sys.stderr.write("autoinstall-guard: this Python has no audit hooks; only the text screen applies\n")

@@ -32,8 +32,11 @@ GUARD_DOCTESTS = "autoinstall_guard_doctests"
 """The guard's doctest check, beside it (its source: guard_doctests.py), imported by it when doctests are run."""
 GUARD_DOCTESTS_SOURCE = (Path(__file__).parent / "guard_doctests.py").read_text()
 GUARD_HANDOFFS = "autoinstall_guard_handoffs"
-"""The guard's watch on what the agent's code hands to threads and processes, beside it (guard_handoffs.py)."""
+"""The guard's confinement of the agent's child processes, beside it (guard_handoffs.py), and the launcher."""
 GUARD_HANDOFFS_SOURCE = (Path(__file__).parent / "guard_handoffs.py").read_text()
+GUARD_THREADS = "autoinstall_guard_threads"
+"""The guard's marking of what the agent's code hands to other threads, beside it (guard_threads.py)."""
+GUARD_THREADS_SOURCE = (Path(__file__).parent / "guard_threads.py").read_text()
 
 
 def cache_args(folder: str) -> list[str]:

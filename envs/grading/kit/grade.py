@@ -40,10 +40,11 @@ def _private_dir(path: str, uid: int, gid: int, mode: int) -> str:
     return path
 
 
-def _write(path: str, text: str) -> None:
+def _write(path: str, text: str, mode: int = 0o644) -> None:
     trees.remove(path)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     with os.fdopen(fd, "w") as f:
+        os.fchmod(f.fileno(), mode)  # past the umask
         f.write(text)
 
 
@@ -84,7 +85,7 @@ def grade(policy: dict, agent: str, in_place: bool, trust_times: bool, out: str,
     for path, text in policy.get("files", {}).items():
         target = path.replace(RUN_DIR, run_dir)
         mend.ensure_dir("/", os.path.dirname(target), 0, 0)
-        _write(target, text)
+        _write(target, text, 0o755 if text.startswith("#!") else 0o644)  # a script: the launcher's wrapper
     taken = {(os.path.normpath(os.path.join(p, c.path)), os.path.join(start, c.path))
              for c in found if c.accepted for p in (work, real_work)}
     _write(os.path.join(run_dir, TAKEN_FILE), "".join(f"{path}\t{was}\n" for path, was in sorted(taken)))
