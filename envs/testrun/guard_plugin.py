@@ -26,7 +26,7 @@ import threading
 
 MARK = "autoinstall-guard: refused"
 HERE = os.path.dirname(os.path.abspath(__file__))
-START_DIR = os.getcwd()
+START_DIR = os.getcwd()  # where the process started: what a relative code filename is relative to
 MEMORY = re.compile(r"^/proc/(self|thread-self|\d+)(/task/\d+)?/mem$")
 ASKED = frozenset({
     "sys._getframe", "sys._current_frames", "sys._getframemodulename", "sys._current_exceptions",
@@ -50,6 +50,20 @@ def _taken():
 
 
 TAKEN = _taken()
+
+
+def _workdir():
+    """The task's workdir, as the grader wrote it beside this file (workdir.txt): a process the tests start in
+    another folder guards the same tests. Without one, where the process started."""
+    try:
+        with open(os.path.join(HERE, "workdir.txt"), encoding="utf-8") as f:
+            written = f.read().strip()
+    except OSError:
+        written = ""
+    return os.path.realpath(written or START_DIR)
+
+
+WORKDIR = _workdir()
 REPORTS = os.environ.get("AUTOINSTALL_REPORT_DIR", "")
 _state = threading.local()
 MAIN = threading.main_thread().ident
@@ -92,16 +106,25 @@ def _writes(args):
     return isinstance(flags, int) and bool(flags & WRITES)
 
 
+def _absolute(path):
+    """`path` from the folder the process is in when it asks (where the process started, if that is gone)."""
+    path = os.fsdecode(path)
+    try:
+        return os.path.abspath(path)
+    except OSError:
+        return os.path.normpath(os.path.join(START_DIR, path))
+
+
 def _test_source(path):
     """A test module, conftest.py or Python file under `tests/` (or its pyc), in the workdir or the start copies,
     or a file of the workdir's git history (which holds them all)."""
     if not isinstance(path, (str, bytes)):
         return False
-    full = os.path.realpath(os.path.join(START_DIR, os.fsdecode(path)))  # a link to a test is the test
-    root = next((r for r in (START_DIR, START_COPIES) if full.startswith(r + os.sep)), None)
+    full = os.path.realpath(_absolute(path))  # a link to a test is the test
+    root = next((r for r in (WORKDIR, START_COPIES) if full.startswith(r + os.sep)), None)
     parts = full[len(root) + 1:].split(os.sep) if root and full not in TAKEN else [""]
     stem, _, suffix = parts[-1].partition(".")
-    return (root == START_DIR and parts[0] == ".git") or suffix.rsplit(".", 1)[-1] in ("py", "pyc") and (
+    return (root == WORKDIR and parts[0] == ".git") or suffix.rsplit(".", 1)[-1] in ("py", "pyc") and (
         stem.startswith("test_") or stem.endswith("_test") or stem == "conftest" or "tests" in parts[:-1])
 
 
@@ -118,7 +141,7 @@ def _why(event, args, frame):
         path = os.fsdecode(args[0])
         if MEMORY.match(path):
             return f"opening a process's memory ({path})"
-        inside = REPORTS and os.path.normpath(os.path.join(START_DIR, path)).startswith(REPORTS + os.sep)
+        inside = REPORTS and _absolute(path).startswith(REPORTS + os.sep)
         writes = inside and _writes(args)
         if _agent_on_stack(frame):
             if writes:
@@ -356,7 +379,7 @@ def install():
             from autoinstall_guard_threads import install as mark_threads  # beside this file
 
             mark_threads(_agent_on_stack, _state)
-            confine_children(_agent_on_stack, _test_source, START_DIR, START_COPIES)
+            confine_children(_agent_on_stack, _test_source, WORKDIR, START_COPIES)
         sys.addaudithook(_hook)
     else:
         sys.stderr.write("autoinstall-guard: this Python has no audit hooks; only the text screen applies\n")

@@ -31,6 +31,10 @@ PRODUCT = {
                         '    open(os.path.join(here, "..", "tests", "test_core.py")).read()\n    return 1\n'),
     "a test's source through pathlib": ('import pathlib\n\n\ndef value():\n    root = pathlib.Path(__file__).resolve()'
                                         '.parents[1]\n    (root / "tests" / "test_core.py").read_text()\n    return 1\n'),
+    "a test's source by a path from a folder it went to": (
+        'import os\n\n\ndef value():\n    back = os.getcwd()\n'
+        '    os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))\n'
+        '    try:\n        open("../tests/test_core.py").read()\n    finally:\n        os.chdir(back)\n    return 1\n'),
     "a test's source through a link": ('import os, tempfile\n\n\ndef value():\n    link = tempfile.mktemp()\n'
                                        '    os.symlink(os.path.abspath("tests/test_core.py"), link)\n'
                                        '    open(link).read()\n    return 1\n'),
@@ -81,6 +85,7 @@ def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST,
     start_copy.parent.mkdir(parents=True)
     start_copy.write_text(start if start is not None else "def value():\n    return 0\n")
     (run / "taken.txt").write_text(f"{work / 'calc' / 'core.py'}\t{start_copy}\n" if taken else "")
+    (run / "workdir.txt").write_text(f"{work.resolve()}\n")  # as the grader writes it (envs/grading/kit/grade.py)
     path = f"{run}:{work}" + (f":{later_path}" if later_path else "")
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": path, "AUTOINSTALL_REPORT_DIR": str(reports),
            "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(tmp_path)}
@@ -159,6 +164,25 @@ def test_the_agents_threads_doing_their_work_and_the_tests_reading_themselves_ar
     test = TEST.replace("assert core.value() == 1", "assert core.value() == 1\n    assert open(__file__).read()")
     ran = guarded_run(tmp_path, product, taken=True, test=test)
     assert ran.returncode == 0 and GUARD_MARK not in ran.stdout + ran.stderr, ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
+ELSEWHERE = '''import os, subprocess, sys, tempfile
+
+
+def test_core():
+    out = subprocess.run([sys.executable, "-c", "from calc import core; print(core.value())"],
+                         cwd=tempfile.mkdtemp(), capture_output=True, text=True)
+    assert out.stdout.strip() == "1", out.stderr
+'''
+"""A test that runs the product in a process of its own, in another folder (as tests of a command line do)."""
+
+
+def test_a_process_the_tests_start_in_another_folder_guards_the_same_tests(tmp_path: Path) -> None:
+    product = PRODUCT["a test's source"]
+    control = guarded_run(tmp_path / "control", product, taken=False, test=ELSEWHERE)
+    assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-3000:]  # the read works unguarded
+    ran = guarded_run(tmp_path / "taken", product, taken=True, test=ELSEWHERE)
+    assert ran.returncode == 1 and "1 failed" in ran.stdout and GUARD_MARK in ran.stdout, ran.stdout[-3000:]
 
 
 CAT = "subprocess.run({}, capture_output=True, text=True).stdout"
