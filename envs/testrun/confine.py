@@ -14,8 +14,8 @@ runner), code run while the tests compile (a proc macro, Go's //go:embed of a te
 with a `jvm` of its own or without a fork (forkCount=0). What an honest test loses: a go command it runs (`go
 build` of the module's command, `go vet`) reads each test's header in place of the file (the launcher's
 -overlay); a cargo or rustc it runs on the crate (trybuild's UI tests) cannot read a source holding unit tests.
-The workdir is `$PWD` where the graded command starts (the kit runs it there), kept in AUTOINSTALL_WORKDIR before
-any test binary changes folder.
+The workdir is the one the grader wrote beside the launcher (workdir.txt), else `$PWD` where the graded command
+starts (the kit runs it there), kept in AUTOINSTALL_WORKDIR before any test binary changes folder.
 """
 from __future__ import annotations
 
@@ -41,9 +41,11 @@ if [ "$(basename "$0")" = java ]; then
   export JAVA_HOME
   set -- "$JAVA_HOME/bin/java" "$@"
 fi
+workdir=
+{ read -r workdir < "$here/workdir.txt"; } 2>/dev/null  # the grader's (else where the graded command started)
 for py in /usr/bin/python3 /usr/local/bin/python3 /opt/venv/bin/python3; do
   if [ -x "$py" ]; then
-    exec "$py" -I -S "$here/autoinstall_guard_handoffs.py" "$AUTOINSTALL_CONFINE" "${AUTOINSTALL_WORKDIR:-$PWD}" -- "$@"
+    exec "$py" -I -S "$here/autoinstall_guard_handoffs.py" "$AUTOINSTALL_CONFINE" "${workdir:-${AUTOINSTALL_WORKDIR:-$PWD}}" -- "$@"
   fi
 done
 echo "autoinstall-guard: no python3 in this image: the test binaries are not confined" >&2

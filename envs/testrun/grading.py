@@ -38,11 +38,13 @@ class NotGradable(ValueError):
 
 def guard_files() -> dict[str, str]:
     """The guard of a graded Python run (envs/testrun/guard_plugin.py) in the run's folder, with the
-    sitecustomize that installs it in every Python process started with GUARD_PATH, its doctest check and its confinement of the agent's children."""
+    sitecustomize that installs it in every Python process started with GUARD_PATH and its helpers (doctests,
+    child processes, threads, comparisons)."""
     return {f"{RUN_DIR}/{pytest_runner.GUARD_PLUGIN}.py": pytest_runner.GUARD_PLUGIN_SOURCE,
             f"{RUN_DIR}/{pytest_runner.GUARD_DOCTESTS}.py": pytest_runner.GUARD_DOCTESTS_SOURCE,
             f"{RUN_DIR}/{pytest_runner.GUARD_HANDOFFS}.py": pytest_runner.GUARD_HANDOFFS_SOURCE,
             f"{RUN_DIR}/{pytest_runner.GUARD_THREADS}.py": pytest_runner.GUARD_THREADS_SOURCE,
+            f"{RUN_DIR}/{pytest_runner.GUARD_COMPARISONS}.py": pytest_runner.GUARD_COMPARISONS_SOURCE,
             f"{RUN_DIR}/sitecustomize.py": pytest_runner.GUARD_SITE_SOURCE}
 
 

@@ -12,9 +12,9 @@ What the text screen (envs/grading/kit/python_reach.py) refuses by spelling, the
   computing them; the workdir's git history holds them too); and to anyone, opening a process's memory file.
   What the agent's code hands to a thread or a process is the agent's (guard_threads.py and guard_handoffs.py,
   beside this file: its threads are marked, its child processes confined away from the tests by Landlock);
-- at the runner's end, a comparison (`__eq__`, `__ne__`) the agent's files define that says yes to an object it
-  cannot know of (an "always equal" object; the text screen sees only one that never names the other side): a
-  stranger or a random value of a builtin type, asked as a stranger and as an instance of its own class.
+- a comparison (`__eq__`, `__ne__`) the agent's files define that says yes to an object it cannot know of (an
+  "always equal" object; the text screen sees only one that never names the other side), at its use and at the
+  runner's end (guard_comparisons.py, beside this file).
 A refusal raises in the asking code and prints MARK on the run's stderr, which grades the run 0 (verdict.py).
 
 PYTEST_DONT_REWRITE: imported before pytest names it, the guard must not make pytest warn (warnings as errors).
@@ -26,7 +26,7 @@ import threading
 
 MARK = "autoinstall-guard: refused"
 HERE = os.path.dirname(os.path.abspath(__file__))
-START_DIR = os.getcwd()
+START_DIR = os.getcwd()  # where the process started: what a relative code filename is relative to
 MEMORY = re.compile(r"^/proc/(self|thread-self|\d+)(/task/\d+)?/mem$")
 ASKED = frozenset({
     "sys._getframe", "sys._current_frames", "sys._getframemodulename", "sys._current_exceptions",
@@ -50,6 +50,20 @@ def _taken():
 
 
 TAKEN = _taken()
+
+
+def _workdir():
+    """The task's workdir, as the grader wrote it beside this file (workdir.txt): a process the tests start in
+    another folder guards the same tests. Without one, where the process started."""
+    try:
+        with open(os.path.join(HERE, "workdir.txt"), encoding="utf-8") as f:
+            written = f.read().strip()
+    except OSError:
+        written = ""
+    return os.path.realpath(written or START_DIR)
+
+
+WORKDIR = _workdir()
 REPORTS = os.environ.get("AUTOINSTALL_REPORT_DIR", "")
 _state = threading.local()
 MAIN = threading.main_thread().ident
@@ -92,16 +106,25 @@ def _writes(args):
     return isinstance(flags, int) and bool(flags & WRITES)
 
 
+def _absolute(path):
+    """`path` from the folder the process is in when it asks (where the process started, if that is gone)."""
+    path = os.fsdecode(path)
+    try:
+        return os.path.abspath(path)
+    except OSError:
+        return os.path.normpath(os.path.join(START_DIR, path))
+
+
 def _test_source(path):
     """A test module, conftest.py or Python file under `tests/` (or its pyc), in the workdir or the start copies,
     or a file of the workdir's git history (which holds them all)."""
     if not isinstance(path, (str, bytes)):
         return False
-    full = os.path.realpath(os.path.join(START_DIR, os.fsdecode(path)))  # a link to a test is the test
-    root = next((r for r in (START_DIR, START_COPIES) if full.startswith(r + os.sep)), None)
+    full = os.path.realpath(_absolute(path))  # a link to a test is the test
+    root = next((r for r in (WORKDIR, START_COPIES) if full.startswith(r + os.sep)), None)
     parts = full[len(root) + 1:].split(os.sep) if root and full not in TAKEN else [""]
     stem, _, suffix = parts[-1].partition(".")
-    return (root == START_DIR and parts[0] == ".git") or suffix.rsplit(".", 1)[-1] in ("py", "pyc") and (
+    return (root == WORKDIR and parts[0] == ".git") or suffix.rsplit(".", 1)[-1] in ("py", "pyc") and (
         stem.startswith("test_") or stem.endswith("_test") or stem == "conftest" or "tests" in parts[:-1])
 
 
@@ -118,7 +141,7 @@ def _why(event, args, frame):
         path = os.fsdecode(args[0])
         if MEMORY.match(path):
             return f"opening a process's memory ({path})"
-        inside = REPORTS and os.path.normpath(os.path.join(START_DIR, path)).startswith(REPORTS + os.sep)
+        inside = REPORTS and _absolute(path).startswith(REPORTS + os.sep)
         writes = inside and _writes(args)
         if _agent_on_stack(frame):
             if writes:
@@ -129,6 +152,8 @@ def _why(event, args, frame):
         return None
     if event in ("os.rename", "os.link", "os.symlink") and _agent_on_stack(frame) and _test_source(args[0]):
         return f"the agent's code moving or linking a test's source ({os.fsdecode(args[0])})"
+    if event in _watchers and _watchers[event](event, frame, _agent_on_stack, _agents):
+        return f"the agent's code watching the run ({event}, from {frame.f_code.co_filename}:{frame.f_lineno})"
     if (event in ASKED or event.startswith("ctypes.")) and _asker_is_agents(frame):
         return f"{event} from {frame.f_code.co_filename}:{frame.f_lineno}"
     return None
@@ -144,174 +169,6 @@ def _hook(event, args):
         _state.busy = False
     if why:
         _refuse(why)
-
-
-BLIND = {"__eq__": True, "__ne__": False}
-"""What an "always equal" object answers an object it cannot know of: it passes every `assert result == x`."""
-
-
-def _says_blindly(cls, function, answer):
-    """Whether the comparison answers `answer` to an object it cannot know of (a stranger, or a value of a
-    builtin type drawn at random: one equal to every int passes `assert result == 5` while a stranger finds it
-    unequal), asked as an object of a class made here and as an instance of `cls` no `__init__` prepared."""
-    class _Self:
-        pass
-
-    selves = [_Self()]
-    try:
-        selves.append(cls.__new__(cls))
-    except Exception:  # noqa: BLE001 - a class whose objects need arguments to exist: asked as a stranger's
-        pass
-    values = [_near(v) for v in (None, 0, 0.0, 0j, "", b"", (), [], {}, frozenset(), False)]
-    return any(_answers(function, me, other, answer) for me in selves for other in values)
-
-
-def _start_had(name, function, start):
-    """The start's copy of the file already defines a class of that name holding this very comparison, line for
-    line (not the agent's doing: a sentinel the project has always had). A class the start had whose
-    comparison the agent rewrote, or took from another class, is the agent's."""
-    import dis  # the comparison's last line, at the runner's end only
-
-    code = function.__code__
-    try:
-        with open(start, encoding="utf-8", errors="replace") as f:
-            had = f.read().splitlines()
-        with open(os.path.join(START_DIR, code.co_filename), encoding="utf-8", errors="replace") as f:
-            now = f.read().splitlines()
-    except OSError:
-        return False
-    last = max([line for _, line in dis.findlinestarts(code) if line] or [code.co_firstlineno])
-    text = [line.strip() for line in now[code.co_firstlineno - 1:last]]
-    return any(_holds([line.strip() for line in body], text) for body in _class_bodies(had, name))
-
-
-def _class_bodies(lines, name):
-    """The lines of each class of that name: its statement's line to the next line indented no deeper."""
-    head = re.compile(rf"^(\s*)class\s+{re.escape(name)}\b")
-    for i, line in enumerate(lines):
-        found = head.match(line)
-        if not found:
-            continue
-        end = i + 1
-        while end < len(lines) and (not lines[end].strip() or
-                                    len(lines[end]) - len(lines[end].lstrip()) > len(found.group(1))):
-            end += 1
-        yield lines[i:end]
-
-
-def _holds(lines, text):
-    return any(lines[i:i + len(text)] == text for i in range(len(lines) - len(text) + 1))
-
-
-def blind_comparisons():
-    """Comparisons defined in the agent's files, in classes alive now, that answer without looking."""
-    import gc  # the guard's own use (its get_objects is not the agent's)
-
-    found = []
-    alive = [o for o in gc.get_objects() if isinstance(o, type)]
-    for cls in dict.fromkeys([*_made, *alive]):
-        for name, answer in BLIND.items():
-            function = getattr(vars(cls).get(name), "__wrapped__", vars(cls).get(name))
-            code = getattr(function, "__code__", None)
-            if code is None or not _agents(code.co_filename):
-                continue
-            start = TAKEN.get(os.path.normpath(os.path.join(START_DIR, code.co_filename)), "")
-            if _says_blindly(cls, function, answer) and not _start_had(cls.__name__, function, start):
-                found.append(f"{cls.__qualname__}.{name} ({code.co_filename}:{code.co_firstlineno}) answers "
-                             f"{answer} to an object it cannot know")
-    return found
-
-
-_made = []
-"""Classes the agent's files made with a class statement (kept: one made in a function and dropped is checked)."""
-
-
-def _recording(build_class):
-    def build(func, name, *bases, **kwargs):
-        cls = build_class(func, name, *bases, **kwargs)
-        code = getattr(func, "__code__", None)
-        if code is not None and _agents(code.co_filename):
-            _made.append(cls)
-            _watch(cls)
-        return cls
-
-    return build
-
-
-def _watch(cls):
-    """Each comparison of the agent's in `cls`, asked again at every use about values near the one it was given:
-    one that says "equal" to those too is blind, whatever state its objects hold (unlike the runner's end)."""
-    for name, answer in BLIND.items():
-        function = vars(cls).get(name)
-        code = getattr(function, "__code__", None)
-        if code is not None and _agents(code.co_filename):
-            try:
-                setattr(cls, name, _watched(cls, name, function, answer))
-            except (AttributeError, TypeError):  # a metaclass that refuses: the runner's end still asks
-                pass
-
-
-def _watched(cls, name, function, answer):
-    def compare(self, other):
-        probing = getattr(_state, "probing", False)
-        before = not probing and _answers(function, self, _near(other), answer)
-        said = function(self, other)
-        if probing or said is NotImplemented or bool(said) is not answer:
-            return said
-        if before or _answers(function, self, _near(other), answer):
-            code = function.__code__
-            start = TAKEN.get(os.path.normpath(os.path.join(START_DIR, code.co_filename)), "")
-            if not _start_had(cls.__name__, function, start):
-                _refuse(f"{cls.__qualname__}.{name} ({code.co_filename}:{code.co_firstlineno}) answers {answer} "
-                        f"to a value it was not given")
-        return said
-
-    compare.__wrapped__ = function
-    return compare
-
-
-def _answers(function, me, other, answer):
-    """Whether `function(me, other)` answers `answer` (asked as the guard: no watch inside it)."""
-    _state.probing = True
-    try:
-        said = function(me, other)
-        return said is not NotImplemented and bool(said) is answer
-    except Exception:  # noqa: BLE001 - a comparison that fails on a value is not blind to it
-        return False
-    finally:
-        _state.probing = False
-
-
-def _near(value):
-    """A value of the same builtin type as `value` that differs from it (a random step away), else a stranger."""
-    import random  # the guard's own use
-
-    draw = random.SystemRandom()
-    step = draw.randrange(1, 10)
-    word = "".join(draw.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(step))
-    kind = type(value)
-    if kind is bool:
-        return not value
-    if kind in (int, float, complex):
-        return value + step
-    if kind in (str, bytes):
-        return value + (word if kind is str else word.encode())
-    if kind in (list, tuple):
-        return value + kind([step])
-    if kind in (set, frozenset):
-        return value | {word}
-    if kind is dict:
-        return {**value, word: step}
-
-    class _Stranger:
-        pass
-
-    return _Stranger()
-
-
-def _report_blind_comparisons():
-    for what in blind_comparisons():
-        os.write(2, f"{MARK} {what}\n".encode("utf-8", "replace"))
 
 
 FIRST = "AUTOINSTALL_GUARD_FIRST"  # set by the run's first guarded process: the runner (made non-dumpable)
@@ -330,6 +187,7 @@ def not_dumpable():
 
 
 _runner = {}
+_watchers = {}  # audit event -> whether it installs a watcher for the agent (guard_threads.py)
 
 
 def runner():
@@ -341,8 +199,10 @@ def runner():
     import atexit  # the guard's own use
     import builtins  # the class statements of this process, recorded from here on
 
-    builtins.__build_class__ = _recording(builtins.__build_class__)
-    atexit.register(_report_blind_comparisons)
+    from autoinstall_guard_comparisons import recording, report_blind_comparisons  # beside this file
+
+    builtins.__build_class__ = recording(builtins.__build_class__)
+    atexit.register(report_blind_comparisons)
 
 
 def install():
@@ -353,10 +213,12 @@ def install():
     if hasattr(sys, "addaudithook"):  # Python 3.8 and later
         if TAKEN:
             from autoinstall_guard_handoffs import install as confine_children  # beside this file
+            from autoinstall_guard_threads import WATCHING, watching_for_agent  # beside this file
             from autoinstall_guard_threads import install as mark_threads  # beside this file
 
             mark_threads(_agent_on_stack, _state)
-            confine_children(_agent_on_stack, _test_source, START_DIR, START_COPIES)
+            _watchers.update(dict.fromkeys(WATCHING, watching_for_agent))
+            confine_children(_agent_on_stack, _test_source, WORKDIR, START_COPIES)
         sys.addaudithook(_hook)
     else:
         sys.stderr.write("autoinstall-guard: this Python has no audit hooks; only the text screen applies\n")

@@ -4,12 +4,18 @@ envs/testrun/guard_plugin.py, beside it as autoinstall_guard_threads, when the r
 A thread started with the agent's code on the stack is the agent's: what it runs (a builtin handed over, `open`
 itself, with no frame of the agent's on its own stack) does what the agent asked for. So is work the agent's code
 hands to a thread pool (`submit`, an event loop's `run_in_executor`) or to an event loop (`call_soon`, `call_later`),
-wherever and whenever it runs. Processes: guard_handoffs.py.
+wherever and whenever it runs. Processes: guard_handoffs.py. So is a tracer, profiler or monitor installed while the
+agent's code is anywhere on the stack (`bdb.Bdb().set_trace()`, `cProfile.Profile().__enter__()`,
+`threading.settrace_all_threads`: the standard library's frame asks, for the agent), or installed as a thread
+starts when it is the agent's (`threading.settrace(f)`, run by the thread the tests start later): it sees the tests'
+frames and code, whose locals and constants are the asserted answers (`watching_for_agent`).
 
 Stdlib only; run by the test user. PYTEST_DONT_REWRITE: the guard's, not a test module.
 """
+import functools
 import sys
 import threading
+import types
 
 
 def marking(start, agents, state):
@@ -102,6 +108,42 @@ def mark_handoffs(agents, state):
     for name in [n for n in patches if n in sys.modules]:
         patches.pop(name)(sys.modules[name])
     sys.meta_path.insert(0, _Patcher(patches))
+
+
+WATCHING = frozenset({"sys.settrace", "sys.setprofile", "sys.monitoring.register_callback"})
+"""The audit events that install what watches the run (sys.monitoring: Python 3.12 and later)."""
+
+
+def _code_of(hook, depth=0):
+    """The code of what a hook calls: a function, a method, a partial's function, a class's __new__ or __init__,
+    an object's __call__ (read without running any of its code); None for a builtin."""
+    if depth > 8 or hook is None:
+        return None
+    kind = type(hook)
+    if kind is types.FunctionType:
+        return hook.__code__
+    if kind is types.MethodType:
+        return _code_of(hook.__func__, depth + 1)
+    if kind is functools.partial:
+        return _code_of(hook.func, depth + 1)
+    owners = hook.__mro__ if isinstance(hook, type) else kind.__mro__
+    names = ("__new__", "__init__") if isinstance(hook, type) else ("__call__",)
+    for owner in owners:
+        for name in names:
+            found = owner.__dict__.get(name)
+            if type(found) in (types.FunctionType, staticmethod, classmethod):
+                return _code_of(getattr(found, "__func__", found), depth + 1)
+    return None
+
+
+def watching_for_agent(event, frame, agents, agents_file):
+    """`event` (one of WATCHING) installs a watcher for the agent: its code on the stack (`agents(frame)`), or, as
+    a thread starts, threading's hook is the agent's (`agents_file(filename)`)."""
+    if frame is not None and frame.f_code.co_name == "_bootstrap_inner" and frame.f_globals.get("__name__") == "threading":
+        hook = getattr(threading, "_trace_hook" if event == "sys.settrace" else "_profile_hook", None)
+        code = _code_of(hook)
+        return code is not None and agents_file(code.co_filename)
+    return agents(frame)
 
 
 def install(agents, state):

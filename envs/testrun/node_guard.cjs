@@ -47,7 +47,11 @@ for (const name of ['assert', 'assert/strict']) {
     return
   }
   if (!taken.size) return
-  const roots = [process.cwd(), '/opt/autoinstall/task/start']
+  let workdir = process.cwd()  // the task's workdir, as the grader wrote it beside this file: a process the tests
+  try {  // start in another folder guards the same tests
+    workdir = fs.realpathSync(fs.readFileSync(path.join(__dirname, 'workdir.txt'), 'utf8').trim() || workdir)
+  } catch (e) {}
+  const roots = [workdir, '/opt/autoinstall/task/start']
   const script = /\.(?:[cm]?[jt]sx?)$/
   const named = /(?:\.(?:test|spec)\.[^/]+$)|(?:^test-)|(?:[-_]test\.[^/]+$)/
   const folders = new Set(['test', 'tests', '__tests__', 'spec'])
@@ -199,7 +203,6 @@ for (const name of ['assert', 'assert/strict']) {
   const python = ['/usr/bin/python3', '/usr/local/bin/python3', '/opt/venv/bin/python3'].find((p) => {
     try { fs.accessSync(p, fs.constants.X_OK); return true } catch (e) { return false }
   })
-  const workdir = process.env.AUTOINSTALL_WORKDIR || roots[0]
   function confined (file) {  // the launcher's argv (python first) that runs `file` confined, or a refusal
     if (!python || !fs.existsSync(launcher)) {
       const text = `autoinstall-guard: refused a process the agent's code started (${file}): nothing here confines it`

@@ -37,6 +37,9 @@ GUARD_HANDOFFS_SOURCE = (Path(__file__).parent / "guard_handoffs.py").read_text(
 GUARD_THREADS = "autoinstall_guard_threads"
 """The guard's marking of what the agent's code hands to other threads, beside it (guard_threads.py)."""
 GUARD_THREADS_SOURCE = (Path(__file__).parent / "guard_threads.py").read_text()
+GUARD_COMPARISONS = "autoinstall_guard_comparisons"
+"""The guard's check of the agent's "always equal" comparisons, beside it (guard_comparisons.py)."""
+GUARD_COMPARISONS_SOURCE = (Path(__file__).parent / "guard_comparisons.py").read_text()
 
 
 def cache_args(folder: str) -> list[str]:

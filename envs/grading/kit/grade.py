@@ -28,6 +28,9 @@ SCRATCH = "/var/tmp/autoinstall-grade"
 TAKEN_FILE = "taken.txt"
 """In the run's folder: the agent's files the grader took, one a line: its absolute path, a tab, the start's copy
 (the Python guard reads it: envs/testrun/guard_plugin.py)."""
+WORKDIR_FILE = "workdir.txt"
+"""In the run's folder: the workdir's real path, so the guards of processes the tests start in other folders
+guard the same test files (the agent cannot write the run's folder, as it can the environment)."""
 OUTPUTS = ("reward.txt", "reward.json", "results.json", "test-output.txt", "grader.log")
 """What the grader writes to OUT (reward.json too: Harbor reads it before reward.txt, so none may be left)."""
 
@@ -89,6 +92,7 @@ def grade(policy: dict, agent: str, in_place: bool, trust_times: bool, out: str,
     taken = {(os.path.normpath(os.path.join(p, c.path)), os.path.join(start, c.path))
              for c in found if c.accepted for p in (work, real_work)}
     _write(os.path.join(run_dir, TAKEN_FILE), "".join(f"{path}\t{was}\n" for path, was in sorted(taken)))
+    _write(os.path.join(run_dir, WORKDIR_FILE), real_work + "\n")
     command = policy["command"].replace(REPORT_DIR, report_dir).replace(RUN_DIR, run_dir)
     env = {**os.environ, **policy.get("env", {}), "PYTHONDONTWRITEBYTECODE": "1"}
     for key in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "LD_PRELOAD", "BASH_ENV", "ENV"):

@@ -25,7 +25,7 @@ def made_with_an_old_guard() -> Task:
     task = make_task("e" * 12, "env:1")
     assert task.grading is not None
     guards = [path for path in task.grading.run.files if path in current_guards()]
-    assert len(guards) == 5, task.grading.run.files  # the Python guard, its three helpers and its sitecustomize
+    assert len(guards) == 6, task.grading.run.files  # the Python guard, its four helpers and its sitecustomize
     files = {**task.grading.run.files, **dict.fromkeys(guards, OLD_GUARD)}
     for helper in (GUARD_DOCTESTS, GUARD_HANDOFFS, GUARD_THREADS):  # a task made before they were files of their own
         del files[next(path for path in guards if path.endswith(f"/{helper}.py"))]

@@ -48,6 +48,7 @@ def run(tmp_path: Path, product: str, test: str = TEST, *, taken: bool = False) 
     (run_dir / NODE_GUARD).write_text(NODE_GUARD_SOURCE)
     (run_dir / f"{GUARD_HANDOFFS}.py").write_text(GUARD_HANDOFFS_SOURCE)  # the launcher of the agent's children
     (run_dir / "taken.txt").write_text(f"{tmp_path / 'lib' / 'index.js'}\t/start/lib/index.js\n" if taken else "")
+    (run_dir / "workdir.txt").write_text(f"{tmp_path.resolve()}\n")  # as the grader writes it
     command = NODE_GUARD_OPTIONS.replace(RUN_DIR, str(run_dir)) + "node --test"
     return subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           check=False)
@@ -153,18 +154,40 @@ ANSWERING = ("function add (a, b) {\n  const m = /strictEqual\\(add\\(2, 3\\), (
              "module.exports = { add, ready: typeof ready === 'undefined' ? null : ready }\n")
 
 
+def paid_only_unguarded(tmp_path: Path, product: str, test: str) -> str:
+    """Run `test` over `product` as the start's code (the control: the trick works, 1.0) and as the agent's
+    (graded 0); the agent's run's output."""
+    control = run(tmp_path / "control", product, test)
+    assert judge("node", control.stdout + control.stderr, "", control.returncode, False, ["add"]).reward == 1.0, \
+        control.stdout[-2000:] + control.stderr[-2000:]
+    done = run(tmp_path / "taken", product, test, taken=True)
+    assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 0.0, \
+        done.stdout[-2000:]
+    return done.stdout + done.stderr
+
+
 @pytest.mark.parametrize("reads", [*READS_THE_ANSWERS.values(), *READS_LATER.values()],
                          ids=[*READS_THE_ANSWERS, *READS_LATER])
 def test_the_agents_code_reading_a_tests_source_is_refused_and_graded_0(tmp_path: Path, reads: str) -> None:
     product = "'use strict'\n" + reads + ANSWERING
     wait = TEST.replace("test('add', () => {\n", "test('add', async () => {\n  await require('../lib/index.js').ready\n")
-    control = run(tmp_path / "control", product, wait)  # the start's code (nothing taken): the answer is read
-    assert judge("node", control.stdout + control.stderr, "", control.returncode, False, ["add"]).reward == 1.0, \
-        control.stdout[-2000:] + control.stderr[-2000:]
-    done = run(tmp_path / "taken", product, wait, taken=True)
-    seen = judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"])
-    assert seen.reward == 0.0, done.stdout[-2000:]
-    assert "refused the agent's code reading a test's source" in done.stdout + done.stderr
+    assert "refused the agent's code reading a test's source" in paid_only_unguarded(tmp_path, product, wait)
+
+
+IN_ANOTHER_FOLDER = ("'use strict'\nconst test = require('node:test')\nconst assert = require('node:assert')\n"
+                     "const { execFileSync } = require('node:child_process')\n"
+                     "test('add', () => {  // strictEqual(add(2, 3), 5), from a command run elsewhere\n"
+                     "  const lib = require('path').join(__dirname, '..', 'lib', 'index.js')\n"
+                     "  const out = execFileSync(process.execPath, ['-p', `require(${JSON.stringify(lib)}).add(2, 3)`],"
+                     " { cwd: '/', encoding: 'utf8' })\n"
+                     "  assert.strictEqual(out.trim(), '5')\n})\n")
+"""A test that runs the product in a node process of its own, in another folder (as tests of a command line do)."""
+
+
+def test_a_process_the_tests_start_in_another_folder_guards_the_same_tests(tmp_path: Path) -> None:
+    product = "'use strict'\n" + READS_THE_ANSWERS["readFileSync"] + ANSWERING
+    assert "refused the agent's code reading a test's source" in paid_only_unguarded(tmp_path, product,
+                                                                                    IN_ANOTHER_FOLDER)
 
 
 TEST_FILE = "__dirname + '/../test/index.test.js'"
@@ -194,12 +217,7 @@ def test_a_process_the_agents_code_starts_reads_no_test(tmp_path: Path, reads: s
         git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path / tree)]
         for step in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "start"]):
             subprocess.run([*git, *step], check=True)
-    control = run(tmp_path / "control", product, wait)
-    assert judge("node", control.stdout + control.stderr, "", control.returncode, False, ["add"]).reward == 1.0, \
-        control.stdout[-2000:] + control.stderr[-2000:]
-    done = run(tmp_path / "taken", product, wait, taken=True)
-    assert judge("node", done.stdout + done.stderr, "", done.returncode, False, ["add"]).reward == 0.0, \
-        done.stdout[-2000:]
+    paid_only_unguarded(tmp_path, product, wait)
 
 
 def test_a_process_the_agents_code_starts_does_its_work(tmp_path: Path) -> None:
