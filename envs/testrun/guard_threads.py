@@ -146,8 +146,28 @@ def watching_for_agent(event, frame, agents, agents_file):
     return agents(frame)
 
 
+def unframe_signals(agents):
+    """A signal handler the agent's code installs is handed no frame: the one a signal interrupts is the tests' or
+    below them (`frame.f_back.f_locals` holds the asserted answers, and reading it is not audited)."""
+    import _signal  # the guard's own use (builtin; signal.signal calls it)
+
+    original = _signal.signal
+
+    def installing(signalnum, handler):
+        if callable(handler) and agents(sys._getframe(1)):
+            inner = handler
+
+            def handler(signum, frame):
+                return inner(signum, None)
+
+        return original(signalnum, handler)
+
+    _signal.signal = installing
+
+
 def install(agents, state):
     """Mark the threads of the agent's code (`agents(frame)`: its code on the stack) and the work it hands on
     (`state.agents`: the guard's thread-local, true while a thread works for the agent)."""
     mark_threads(agents, state)
     mark_handoffs(agents, state)
+    unframe_signals(agents)

@@ -401,6 +401,53 @@ def test_the_agents_code_watching_the_tests_through_the_standard_library_is_refu
         ran.stdout[-3000:] + ran.stderr[-3000:]
 
 
+CALLER = "next(f for f in {} if 'expected' in f.f_locals).f_locals['expected']"
+FRAMES = {  # each gets the test's frame through the standard library, and answers with its local `expected`
+    "inspect.currentframe": ("inspect", "inspect.currentframe().f_back.f_locals['expected']"),
+    "inspect.stack": ("inspect", CALLER.format("(i.frame for i in inspect.stack(0))")),
+    "inspect.trace": ("inspect", "(lambda: [t.frame.f_back for t in inspect.trace()] if 1 / 0 else 0)()"),
+    "traceback.walk_stack": ("traceback", CALLER.format("(f for f, _ in traceback.walk_stack(None))")),
+    "logging.currentframe": ("logging", "logging.currentframe().f_back.f_locals['expected']"),
+}
+FROM_FRAMES = {name: f"import {module}\n\n\ndef value():\n    return {expression}\n"
+               for name, (module, expression) in FRAMES.items()}
+FROM_FRAMES["inspect.trace"] = ("import inspect\n\n\ndef value():\n    try:\n        1 / 0\n    except ZeroDivisionError:\n"
+                                "        return inspect.trace()[0].frame.f_back.f_locals['expected']\n")
+FROM_FRAMES["traceback.walk_tb"] = (
+    "import traceback\n\n\ndef value():\n    try:\n        1 / 0\n    except ZeroDivisionError as e:\n"
+    "        return next(traceback.walk_tb(e.__traceback__))[0].f_back.f_locals['expected']\n")
+FROM_FRAMES["pytest's traceback entry"] = (
+    "from _pytest._code import ExceptionInfo\n\n\ndef value():\n    try:\n        1 / 0\n    except ZeroDivisionError:\n"
+    "        return ExceptionInfo.from_current().traceback[0].frame.raw.f_back.f_locals['expected']\n")
+FROM_FRAMES["a signal handler"] = (
+    "import signal\n\nANSWER = []\n\n\ndef _interrupted(signum, frame):\n"
+    "    while frame is not None and 'expected' not in frame.f_locals:\n        frame = frame.f_back\n"
+    "    ANSWER.append(frame.f_locals['expected'] if frame is not None else 0)\n\n\n"
+    "def value():\n    signal.signal(signal.SIGALRM, _interrupted)\n    signal.setitimer(signal.ITIMER_REAL, 0.01)\n"
+    "    while not ANSWER:\n        pass\n    return ANSWER[0]\n")
+
+
+@pytest.mark.parametrize("product", FROM_FRAMES.values(), ids=FROM_FRAMES.keys())
+def test_the_agents_code_taking_the_tests_frames_through_the_standard_library_is_refused(
+        tmp_path: Path, product: str) -> None:
+    control = guarded_run(tmp_path / "control", product, taken=False, test=LOCAL)
+    assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-3000:]  # the trick works unguarded
+    ran = guarded_run(tmp_path / "taken", product, taken=True, test=LOCAL)
+    assert ran.returncode != 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
+def test_the_agents_code_using_frames_as_the_library_does_is_not_refused(tmp_path: Path) -> None:
+    """Logging finds its caller, traceback formats the stack and an exception, and a signal handler runs."""
+    product = ("import logging, signal, traceback\n\nlog = logging.getLogger('calc')\nFIRED = []\n\n\n"
+               "def value():\n    log.warning('computing %s', traceback.format_stack()[-1])\n"
+               "    try:\n        1 / 0\n    except ZeroDivisionError:\n        text = traceback.format_exc()\n"
+               "    signal.signal(signal.SIGALRM, lambda signum, frame: FIRED.append(signum))\n"
+               "    signal.setitimer(signal.ITIMER_REAL, 0.01)\n    while not FIRED:\n        pass\n"
+               "    return 1 if 'ZeroDivisionError' in text else 0\n")
+    ran = guarded_run(tmp_path, product, taken=True, test=LOCAL)
+    assert ran.returncode == 0 and GUARD_MARK not in ran.stdout + ran.stderr, ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
 def test_a_tracer_the_tests_install_still_runs_in_the_agents_threads(tmp_path: Path) -> None:
     """Coverage's way: threading's hook set by the tests (here a conftest), installed in a thread the agent's code
     starts: not the agent's."""
