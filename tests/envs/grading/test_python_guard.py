@@ -436,6 +436,36 @@ def test_the_agents_code_taking_the_tests_frames_through_the_standard_library_is
     assert ran.returncode != 0, ran.stdout[-3000:] + ran.stderr[-3000:]
 
 
+READ_LATER = "import re\nANSWER.append(int(re.search(r'value\\(\\) == (\\d+)', open(TEST).read()).group(1)))"
+"""Code the agent's code leaves as data, to be run later by the interpreter: it reads the asserted answer."""
+LATER = {  # (test, product): the product registers the reading with a builtin the interpreter calls later
+    "a finalizer": (
+        TEST.replace("def test_core():\n", "def test_core():\n    import gc\n    gc.collect()\n"),
+        "import os, weakref\n\nANSWER = []\nTEST = os.path.join(os.path.dirname(__file__), '..', 'tests', "
+        "'test_core.py')\n\n\nclass _Cycle:\n    pass\n\n\n_c = _Cycle()\n_c.me = _c\n"
+        f"weakref.finalize(_c, exec, {READ_LATER!r}, {{'ANSWER': ANSWER, 'TEST': TEST}})\ndel _c\n\n\n"
+        "def value():\n    return ANSWER[0] if ANSWER else 0\n"),
+    "a fork's child": (
+        TEST.replace("def test_core():\n", "def test_core():\n    pid = os.fork()\n    if pid == 0:\n"
+                     "        os._exit(0)\n    os.waitpid(pid, 0)\n"),
+        "import functools, os, tempfile\n\nOUT = tempfile.mktemp()\nTEST = os.path.join(os.path.dirname(__file__), "
+        "'..', 'tests', 'test_core.py')\nCODE = " + repr(READ_LATER.replace("ANSWER.append(", "open(OUT, 'w').write(str(")
+                                                        .replace(".group(1)))", ".group(1))))")) + "\n"
+        "os.register_at_fork(after_in_child=functools.partial(exec, CODE, {'OUT': OUT, 'TEST': TEST}))\n\n\n"
+        "def value():\n    return int(open(OUT).read()) if os.path.exists(OUT) else 0\n"),
+}
+
+
+@pytest.mark.parametrize(("test", "product"), LATER.values(), ids=LATER.keys())
+def test_what_the_agents_code_leaves_to_the_interpreter_runs_as_the_agents(tmp_path: Path, test: str,
+                                                                            product: str) -> None:
+    control = guarded_run(tmp_path / "control", product, taken=False, test=test)
+    assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-3000:]  # the trick works unguarded
+    ran = guarded_run(tmp_path / "taken", product, taken=True, test=test)
+    assert ran.returncode != 0 and "reading a test's source" in ran.stdout + ran.stderr, \
+        ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
 def test_the_agents_code_using_frames_as_the_library_does_is_not_refused(tmp_path: Path) -> None:
     """Logging finds its caller, traceback formats the stack and an exception, and a signal handler runs."""
     product = ("import logging, signal, traceback\n\nlog = logging.getLogger('calc')\nFIRED = []\n\n\n"
