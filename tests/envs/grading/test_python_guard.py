@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from envs.grading.kit import grade
 from envs.grading.kit.verdict import GUARD_MARK, judge
 from envs.hostfacts import host_versions
 from envs.testrun import guard_plugin, pytest_runner
@@ -73,7 +74,7 @@ def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST,
     work, run, reports = tmp_path / "work", tmp_path / "run", tmp_path / "reports"
     (work / "calc").mkdir(parents=True, exist_ok=True)
     (work / "tests").mkdir(exist_ok=True)
-    run.mkdir()
+    run.mkdir(exist_ok=True)
     reports.mkdir()
     (work / "calc" / "__init__.py").write_text("")
     (work / "calc" / "core.py").write_text(product)
@@ -184,6 +185,37 @@ def test_a_process_the_tests_start_in_another_folder_guards_the_same_tests(tmp_p
     assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-3000:]  # the read works unguarded
     ran = guarded_run(tmp_path / "taken", product, taken=True, test=ELSEWHERE)
     assert ran.returncode == 1 and "1 failed" in ran.stdout and GUARD_MARK in ran.stdout, ran.stdout[-3000:]
+
+
+SCRUBBED = '''import os, subprocess, sys, tempfile
+
+
+def test_core():
+    out = subprocess.run(["@PYTHON@", "-c", "from calc import core; print(core.value())"],
+                         cwd=tempfile.mkdtemp(), env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    assert out.stdout.strip() == "1", out.stderr
+'''
+"""A test that runs the product in the environment's Python with a scrubbed environment (no PYTHONPATH)."""
+
+
+@pytest.mark.parametrize("pth", [False, True], ids=["without the grader's .pth", "with it"])
+def test_a_process_the_tests_start_with_a_scrubbed_environment_is_guarded(tmp_path: Path, pth: bool) -> None:
+    """The environment's Python is a venv holding the product (as an editable install's .pth does); the grader
+    writes its guard's .pth into the venv's site-packages (envs/grading/kit/grade.py)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python3*/site-packages")
+    (site / "calc.pth").write_text(f"{tmp_path / 'work'}\n")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / f"{pytest_runner.GUARD_PLUGIN}.py").write_text(pytest_runner.GUARD_PLUGIN_SOURCE)
+    folders = grade.guard_site_packages(str(tmp_path / "run"), (str(site),)) if pth else []
+    test = SCRUBBED.replace("@PYTHON@", str(venv / "bin" / "python"))
+    ran = guarded_run(tmp_path, PRODUCT["a test's source"], taken=True, test=test)
+    if pth:
+        assert folders == [str(site)]
+        assert ran.returncode == 1 and "1 failed" in ran.stdout and GUARD_MARK in ran.stdout, ran.stdout[-3000:]
+    else:  # the hole the .pth closes: the unguarded child reads the test and answers
+        assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
 
 
 CAT = "subprocess.run({}, capture_output=True, text=True).stdout"
