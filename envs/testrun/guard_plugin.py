@@ -35,6 +35,16 @@ ASKED = frozenset({
     "code.__new__", "exec", "compile", "marshal.loads", "marshal.load",
 })
 """Events refused when the code that raised them (the nearest Python frame) is the agent's."""
+STDLIB = os.path.dirname(os.path.abspath(os.__file__))
+FRAME_HANDERS = {os.path.join(STDLIB, *path.split("/")): names for path, names in (
+    ("inspect.py", {"currentframe", "stack", "trace", "getinnerframes", "getgeneratorlocals", "getcoroutinelocals"}),
+    ("traceback.py", {"walk_stack", "walk_tb"}), ("logging/__init__.py", {"<lambda>"}),
+    ("asyncio/base_tasks.py", {"_task_get_stack"}))}
+FRAME_HANDERS_ELSEWHERE = (("/_pytest/_code/code.py", {"frame"}),)  # pytest's traceback entries: in every run
+"""Standard library functions that take frames (sys._getframe, a traceback's or generator's frame) and hand them
+to their caller: called by the agent's code, they give it the tests' frames (`inspect.currentframe().f_back`, whose
+locals hold the asserted answers: neither is audited). Called by the library itself (logging finding its caller,
+traceback formatting a stack) they hand nothing on."""
 WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 START_COPIES = "/opt/autoinstall/task/start"  # the task's start files, tests among them (envs/grading/policy.py)
 
@@ -136,6 +146,21 @@ def _refuse(what):
         raise PermissionError(text.strip())
 
 
+def _frame_handers(filename):
+    found = FRAME_HANDERS.get(filename)
+    return found if found is not None else next((n for end, n in FRAME_HANDERS_ELSEWHERE if filename.endswith(end)), ())
+
+
+def _hands_frames_to_agent(frame):
+    """The asking code is one of FRAME_HANDERS called by the agent's code (directly or through others of them:
+    inspect.trace calls getinnerframes)."""
+    while frame is not None and frame.f_code.co_name in _frame_handers(frame.f_code.co_filename):
+        frame = frame.f_back
+        if _asker_is_agents(frame):
+            return True
+    return False
+
+
 def _why(event, args, frame):
     if event == "open" and args and isinstance(args[0], (str, bytes)):
         path = os.fsdecode(args[0])
@@ -152,6 +177,8 @@ def _why(event, args, frame):
         return None
     if event in ("os.rename", "os.link", "os.symlink") and _agent_on_stack(frame) and _test_source(args[0]):
         return f"the agent's code moving or linking a test's source ({os.fsdecode(args[0])})"
+    if event in ("sys._getframe", "object.__getattr__") and _hands_frames_to_agent(frame):
+        return f"the agent's code taking frames through {frame.f_code.co_filename}'s {frame.f_code.co_name}"
     if event in _watchers and _watchers[event](event, frame, _agent_on_stack, _agents):
         return f"the agent's code watching the run ({event}, from {frame.f_code.co_filename}:{frame.f_lineno})"
     if (event in ASKED or event.startswith("ctypes.")) and _asker_is_agents(frame):

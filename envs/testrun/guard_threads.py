@@ -13,6 +13,7 @@ frames and code, whose locals and constants are the asserted answers (`watching_
 Stdlib only; run by the test user. PYTEST_DONT_REWRITE: the guard's, not a test module.
 """
 import functools
+import os
 import sys
 import threading
 import types
@@ -72,9 +73,33 @@ def _handing(agents, state):
             return original(self, callback, args, loop, context)
         return scheduling
 
+    def finalize(original):
+        def registering(self, obj, func, /, *args, **kwargs):
+            if agents(sys._getframe(1)):
+                func = as_agents(func, state)
+            return original(self, obj, func, *args, **kwargs)
+        return registering
+
     return {"concurrent.futures.thread": lambda m: setattr(m.ThreadPoolExecutor, "submit",
                                                              submit(m.ThreadPoolExecutor.submit)),
-            "asyncio.events": lambda m: setattr(m.Handle, "__init__", handle(m.Handle.__init__))}
+            "asyncio.events": lambda m: setattr(m.Handle, "__init__", handle(m.Handle.__init__)),
+            "weakref": lambda m: setattr(m.finalize, "__init__", finalize(m.finalize.__init__))}
+
+
+def mark_forks(agents, state):
+    """What the agent's code registers to run at a fork runs as the agent's: `os.register_at_fork(after_in_child=
+    partial(exec, code))` would read the tests in a child the tests fork, with no frame of the agent's on its stack
+    (at exit it could only write what the runner's exit status and summary already contradict)."""
+    if not hasattr(os, "register_at_fork"):
+        return
+    original = os.register_at_fork
+
+    def register_at_fork(**kwargs):
+        if agents(sys._getframe(1)):
+            kwargs = {k: as_agents(v, state) if callable(v) else v for k, v in kwargs.items()}
+        return original(**kwargs)
+
+    os.register_at_fork = register_at_fork
 
 
 class _Patcher:
@@ -146,8 +171,32 @@ def watching_for_agent(event, frame, agents, agents_file):
     return agents(frame)
 
 
+def _unframed(handler):
+    def handler_without_frame(signum, frame):
+        return handler(signum, None)
+
+    return handler_without_frame
+
+
+def unframe_signals(agents, state):
+    """A signal handler the agent's code installs runs as the agent's, handed no frame: the one a signal interrupts
+    is the tests' or below them (`frame.f_back.f_locals` holds the asserted answers, and reading it is not audited)."""
+    import _signal  # the guard's own use (builtin; signal.signal calls it)
+
+    original = _signal.signal
+
+    def installing(signalnum, handler):
+        if callable(handler) and agents(sys._getframe(1)):
+            handler = as_agents(_unframed(handler), state)
+        return original(signalnum, handler)
+
+    _signal.signal = installing
+
+
 def install(agents, state):
     """Mark the threads of the agent's code (`agents(frame)`: its code on the stack) and the work it hands on
     (`state.agents`: the guard's thread-local, true while a thread works for the agent)."""
     mark_threads(agents, state)
     mark_handoffs(agents, state)
+    mark_forks(agents, state)
+    unframe_signals(agents, state)

@@ -52,6 +52,7 @@ for (const name of ['assert', 'assert/strict']) {
     workdir = fs.realpathSync(fs.readFileSync(path.join(__dirname, 'workdir.txt'), 'utf8').trim() || workdir)
   } catch (e) {}
   const roots = [workdir, '/opt/autoinstall/task/start']
+  const readText = fs.readFileSync  // the guard's own reads (the agent's are checked below)
   const script = /\.(?:[cm]?[jt]sx?)$/
   const named = /(?:\.(?:test|spec)\.[^/]+$)|(?:^test-)|(?:[-_]test\.[^/]+$)/
   const folders = new Set(['test', 'tests', '__tests__', 'spec'])
@@ -232,5 +233,67 @@ for (const name of ['assert', 'assert/strict']) {
     const shell = options && typeof options.shell === 'string' ? options.shell : '/bin/sh'
     return starts.execFileSync.call(this, python, [...confined(shell).slice(1), '-c', command], options)
   }
+  // A test's source reaches the agent's code without a read as well: the text of a test's function (runners hold
+  // them, as jest's state does; a sloppy caller is `add.caller`; a stack frame's getFunction()) through
+  // Function.prototype.toString, and every loaded script's source through an inspector session
+  // (Debugger.getScriptSource). With the agent's code on the stack, a function's text that a test file holds is
+  // refused, in this realm and in every context made through vm's functions (jest runs its tests in one), and so
+  // is an inspector session.
+  let testTexts = null
+  function testsHold (text) {
+    if (testTexts === null) {
+      testTexts = []
+      const walk = (folder, depth) => {
+        let entries = []
+        try { entries = fs.readdirSync(folder, { withFileTypes: true }) } catch (e) {}
+        for (const entry of entries) {
+          const full = path.join(folder, entry.name)
+          if (entry.isDirectory() && depth < 12 && entry.name !== 'node_modules' && entry.name !== '.git') walk(full, depth + 1)
+          else if (entry.isFile() && testSource(full) && testTexts.length < 5000) testTexts.push(readText(full, 'utf8'))
+        }
+      }
+      walk(workdir, 0)
+    }
+    return testTexts.some((t) => t.includes(text))
+  }
+  function guardSource (prototype, sourceOf) {
+    const toString = { toString () {
+      const text = sourceOf.call(this)
+      if (text.length > 7 && !text.endsWith('[native code] }') && agentsRead() && testsHold(text)) {
+        throw refused(`a test's function: ${text.slice(0, 60)}`)
+      }
+      return text
+    } }.toString
+    Object.defineProperty(prototype, 'toString', { value: toString, writable: true, configurable: true })
+  }
+  guardSource(Function.prototype, Function.prototype.toString)
+  const vm = require('vm')
+  const makeContext = vm.createContext
+  vm.createContext = function createContext (...args) {
+    const context = makeContext.apply(this, args)
+    try { guardSource(vm.runInContext('Function.prototype', context), vm.runInContext('Function.prototype.toString', context)) } catch (e) {}
+    return context
+  }
+  vm.Script.prototype.runInNewContext = function runInNewContext (contextObject, options) {
+    const o = options && typeof options === 'object' ? options : {}
+    const made = vm.createContext(contextObject, { name: o.contextName, origin: o.contextOrigin,
+      codeGeneration: o.contextCodeGeneration, microtaskMode: o.microtaskMode })
+    return this.runInContext(made, options)
+  }
+  vm.runInNewContext = function runInNewContext (code, contextObject, options) {
+    const o = typeof options === 'string' ? { filename: options } : options
+    return new vm.Script(code, o).runInNewContext(contextObject, o)
+  }
+  try {
+    const { Session } = require('inspector')
+    for (const name of ['connect', 'connectToMainThread']) {
+      const original = Session.prototype[name]
+      if (typeof original !== 'function') continue
+      Session.prototype[name] = function (...args) {
+        if (agentsRead()) throw refused('an inspector session (every script\'s source)')
+        return original.apply(this, args)
+      }
+    }
+  } catch (e) {}  // a node without the inspector
   try { require('module').syncBuiltinESMExports() } catch (e) {}
 })()

@@ -14,6 +14,7 @@ prints `PASSED id` / `FAILED id` for each selected test (what swebench's parse_l
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import sys
@@ -31,6 +32,10 @@ TAKEN_FILE = "taken.txt"
 WORKDIR_FILE = "workdir.txt"
 """In the run's folder: the workdir's real path, so the guards of processes the tests start in other folders
 guard the same test files (the agent cannot write the run's folder, as it can the environment)."""
+GUARD_PTH = "autoinstall-guard.pth"
+SITE_FOLDERS = ("/opt/venv/lib/python3*/site-packages", "/opt/python/*/lib/python3*/site-packages",
+                "/usr/local/lib/python3*/site-packages", "/usr/lib/python3/dist-packages")
+"""Where the image's Pythons read .pth files: the environment's venv, the host builds it carries, Debian's."""
 OUTPUTS = ("reward.txt", "reward.json", "results.json", "test-output.txt", "grader.log")
 """What the grader writes to OUT (reward.json too: Harbor reads it before reward.txt, so none may be left)."""
 
@@ -49,6 +54,22 @@ def _write(path: str, text: str, mode: int = 0o644) -> None:
     with os.fdopen(fd, "w") as f:
         os.fchmod(f.fileno(), mode)  # past the umask
         f.write(text)
+
+
+def guard_site_packages(run_dir: str, folders: tuple = SITE_FOLDERS) -> list:
+    """A .pth in each site-packages folder that loads the run's Python guard (when the run has one) in every Python
+    process that reads it: a process the tests start with a scrubbed environment (no PYTHONPATH, or `-E`, `-I`)
+    would otherwise run the agent's code unguarded. The folders written, as root's."""
+    guard = os.path.join(run_dir, "autoinstall_guard.py")
+    if not os.path.isfile(guard):
+        return []
+    line = (f"import os, sys; 'autoinstall_guard' in sys.modules or not os.path.isfile({guard!r}) or "
+            f"(sys.path.append({run_dir!r}), __import__('autoinstall_guard'))\n")
+    written = []
+    for folder in sorted({f for pattern in folders for f in glob.glob(pattern) if os.path.isdir(f)}):
+        _write(os.path.join(folder, GUARD_PTH), line)
+        written.append(folder)
+    return written
 
 
 def _results_dir(out: str) -> None:
@@ -89,6 +110,7 @@ def grade(policy: dict, agent: str, in_place: bool, trust_times: bool, out: str,
         target = path.replace(RUN_DIR, run_dir)
         mend.ensure_dir("/", os.path.dirname(target), 0, 0)
         _write(target, text, 0o755 if text.startswith("#!") else 0o644)  # a script: the launcher's wrapper
+    guard_site_packages(run_dir)
     taken = {(os.path.normpath(os.path.join(p, c.path)), os.path.join(start, c.path))
              for c in found if c.accepted for p in (work, real_work)}
     _write(os.path.join(run_dir, TAKEN_FILE), "".join(f"{path}\t{was}\n" for path, was in sorted(taken)))

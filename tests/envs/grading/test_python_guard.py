@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from envs.grading.kit import grade
 from envs.grading.kit.verdict import GUARD_MARK, judge
 from envs.hostfacts import host_versions
 from envs.testrun import guard_plugin, pytest_runner
@@ -73,7 +74,7 @@ def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST,
     work, run, reports = tmp_path / "work", tmp_path / "run", tmp_path / "reports"
     (work / "calc").mkdir(parents=True, exist_ok=True)
     (work / "tests").mkdir(exist_ok=True)
-    run.mkdir()
+    run.mkdir(exist_ok=True)
     reports.mkdir()
     (work / "calc" / "__init__.py").write_text("")
     (work / "calc" / "core.py").write_text(product)
@@ -184,6 +185,37 @@ def test_a_process_the_tests_start_in_another_folder_guards_the_same_tests(tmp_p
     assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-3000:]  # the read works unguarded
     ran = guarded_run(tmp_path / "taken", product, taken=True, test=ELSEWHERE)
     assert ran.returncode == 1 and "1 failed" in ran.stdout and GUARD_MARK in ran.stdout, ran.stdout[-3000:]
+
+
+SCRUBBED = '''import os, subprocess, sys, tempfile
+
+
+def test_core():
+    out = subprocess.run(["@PYTHON@", "-c", "from calc import core; print(core.value())"],
+                         cwd=tempfile.mkdtemp(), env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    assert out.stdout.strip() == "1", out.stderr
+'''
+"""A test that runs the product in the environment's Python with a scrubbed environment (no PYTHONPATH)."""
+
+
+@pytest.mark.parametrize("pth", [False, True], ids=["without the grader's .pth", "with it"])
+def test_a_process_the_tests_start_with_a_scrubbed_environment_is_guarded(tmp_path: Path, pth: bool) -> None:
+    """The environment's Python is a venv holding the product (as an editable install's .pth does); the grader
+    writes its guard's .pth into the venv's site-packages (envs/grading/kit/grade.py)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python3*/site-packages")
+    (site / "calc.pth").write_text(f"{tmp_path / 'work'}\n")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / f"{pytest_runner.GUARD_PLUGIN}.py").write_text(pytest_runner.GUARD_PLUGIN_SOURCE)
+    folders = grade.guard_site_packages(str(tmp_path / "run"), (str(site),)) if pth else []
+    test = SCRUBBED.replace("@PYTHON@", str(venv / "bin" / "python"))
+    ran = guarded_run(tmp_path, PRODUCT["a test's source"], taken=True, test=test)
+    if pth:
+        assert folders == [str(site)]
+        assert ran.returncode == 1 and "1 failed" in ran.stdout and GUARD_MARK in ran.stdout, ran.stdout[-3000:]
+    else:  # the hole the .pth closes: the unguarded child reads the test and answers
+        assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
 
 
 CAT = "subprocess.run({}, capture_output=True, text=True).stdout"
@@ -399,6 +431,83 @@ def test_the_agents_code_watching_the_tests_through_the_standard_library_is_refu
     ran = guarded_run(tmp_path / "taken", product, taken=True, test=test)
     assert ran.returncode != 0 and "the agent's code watching the run" in ran.stdout + ran.stderr, \
         ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
+CALLER = "next(f for f in {} if 'expected' in f.f_locals).f_locals['expected']"
+FRAMES = {  # each gets the test's frame through the standard library, and answers with its local `expected`
+    "inspect.currentframe": ("inspect", "inspect.currentframe().f_back.f_locals['expected']"),
+    "inspect.stack": ("inspect", CALLER.format("(i.frame for i in inspect.stack(0))")),
+    "inspect.trace": ("inspect", "(lambda: [t.frame.f_back for t in inspect.trace()] if 1 / 0 else 0)()"),
+    "traceback.walk_stack": ("traceback", CALLER.format("(f for f, _ in traceback.walk_stack(None))")),
+    "logging.currentframe": ("logging", "logging.currentframe().f_back.f_locals['expected']"),
+}
+FROM_FRAMES = {name: f"import {module}\n\n\ndef value():\n    return {expression}\n"
+               for name, (module, expression) in FRAMES.items()}
+FROM_FRAMES["inspect.trace"] = ("import inspect\n\n\ndef value():\n    try:\n        1 / 0\n    except ZeroDivisionError:\n"
+                                "        return inspect.trace()[0].frame.f_back.f_locals['expected']\n")
+FROM_FRAMES["traceback.walk_tb"] = (
+    "import traceback\n\n\ndef value():\n    try:\n        1 / 0\n    except ZeroDivisionError as e:\n"
+    "        return next(traceback.walk_tb(e.__traceback__))[0].f_back.f_locals['expected']\n")
+FROM_FRAMES["pytest's traceback entry"] = (
+    "from _pytest._code import ExceptionInfo\n\n\ndef value():\n    try:\n        1 / 0\n    except ZeroDivisionError:\n"
+    "        return ExceptionInfo.from_current().traceback[0].frame.raw.f_back.f_locals['expected']\n")
+FROM_FRAMES["a signal handler"] = (
+    "import signal\n\nANSWER = []\n\n\ndef _interrupted(signum, frame):\n"
+    "    while frame is not None and 'expected' not in frame.f_locals:\n        frame = frame.f_back\n"
+    "    ANSWER.append(frame.f_locals['expected'] if frame is not None else 0)\n\n\n"
+    "def value():\n    signal.signal(signal.SIGALRM, _interrupted)\n    signal.setitimer(signal.ITIMER_REAL, 0.01)\n"
+    "    while not ANSWER:\n        pass\n    return ANSWER[0]\n")
+
+
+@pytest.mark.parametrize("product", FROM_FRAMES.values(), ids=FROM_FRAMES.keys())
+def test_the_agents_code_taking_the_tests_frames_through_the_standard_library_is_refused(
+        tmp_path: Path, product: str) -> None:
+    control = guarded_run(tmp_path / "control", product, taken=False, test=LOCAL)
+    assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-3000:]  # the trick works unguarded
+    ran = guarded_run(tmp_path / "taken", product, taken=True, test=LOCAL)
+    assert ran.returncode != 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
+READ_LATER = "import re\nANSWER.append(int(re.search(r'value\\(\\) == (\\d+)', open(TEST).read()).group(1)))"
+"""Code the agent's code leaves as data, to be run later by the interpreter: it reads the asserted answer."""
+LATER = {  # (test, product): the product registers the reading with a builtin the interpreter calls later
+    "a finalizer": (
+        TEST.replace("def test_core():\n", "def test_core():\n    import gc\n    gc.collect()\n"),
+        "import os, weakref\n\nANSWER = []\nTEST = os.path.join(os.path.dirname(__file__), '..', 'tests', "
+        "'test_core.py')\n\n\nclass _Cycle:\n    pass\n\n\n_c = _Cycle()\n_c.me = _c\n"
+        f"weakref.finalize(_c, exec, {READ_LATER!r}, {{'ANSWER': ANSWER, 'TEST': TEST}})\ndel _c\n\n\n"
+        "def value():\n    return ANSWER[0] if ANSWER else 0\n"),
+    "a fork's child": (
+        TEST.replace("def test_core():\n", "def test_core():\n    pid = os.fork()\n    if pid == 0:\n"
+                     "        os._exit(0)\n    os.waitpid(pid, 0)\n"),
+        "import functools, os, tempfile\n\nOUT = tempfile.mktemp()\nTEST = os.path.join(os.path.dirname(__file__), "
+        "'..', 'tests', 'test_core.py')\nCODE = " + repr(READ_LATER.replace("ANSWER.append(", "open(OUT, 'w').write(str(")
+                                                        .replace(".group(1)))", ".group(1))))")) + "\n"
+        "os.register_at_fork(after_in_child=functools.partial(exec, CODE, {'OUT': OUT, 'TEST': TEST}))\n\n\n"
+        "def value():\n    return int(open(OUT).read()) if os.path.exists(OUT) else 0\n"),
+}
+
+
+@pytest.mark.parametrize(("test", "product"), LATER.values(), ids=LATER.keys())
+def test_what_the_agents_code_leaves_to_the_interpreter_runs_as_the_agents(tmp_path: Path, test: str,
+                                                                            product: str) -> None:
+    control = guarded_run(tmp_path / "control", product, taken=False, test=test)
+    assert control.returncode == 0, control.stdout[-3000:] + control.stderr[-3000:]  # the trick works unguarded
+    ran = guarded_run(tmp_path / "taken", product, taken=True, test=test)
+    assert ran.returncode != 0 and "reading a test's source" in ran.stdout + ran.stderr, \
+        ran.stdout[-3000:] + ran.stderr[-3000:]
+
+
+def test_the_agents_code_using_frames_as_the_library_does_is_not_refused(tmp_path: Path) -> None:
+    """Logging finds its caller, traceback formats the stack and an exception, and a signal handler runs."""
+    product = ("import logging, signal, traceback\n\nlog = logging.getLogger('calc')\nFIRED = []\n\n\n"
+               "def value():\n    log.warning('computing %s', traceback.format_stack()[-1])\n"
+               "    try:\n        1 / 0\n    except ZeroDivisionError:\n        text = traceback.format_exc()\n"
+               "    signal.signal(signal.SIGALRM, lambda signum, frame: FIRED.append(signum))\n"
+               "    signal.setitimer(signal.ITIMER_REAL, 0.01)\n    while not FIRED:\n        pass\n"
+               "    return 1 if 'ZeroDivisionError' in text else 0\n")
+    ran = guarded_run(tmp_path, product, taken=True, test=LOCAL)
+    assert ran.returncode == 0 and GUARD_MARK not in ran.stdout + ran.stderr, ran.stdout[-3000:] + ran.stderr[-3000:]
 
 
 def test_a_tracer_the_tests_install_still_runs_in_the_agents_threads(tmp_path: Path) -> None:
