@@ -151,11 +151,12 @@ def _code_of(hook, depth=0):
         return _code_of(hook.__func__, depth + 1)
     if kind is functools.partial:
         return _code_of(hook.func, depth + 1)
-    owners = hook.__mro__ if isinstance(hook, type) else kind.__mro__
+    look = type.__getattribute__  # not the class's own lookup: no code of the hook's runs here
+    owners = look(hook if isinstance(hook, type) else kind, "__mro__")
     names = ("__new__", "__init__") if isinstance(hook, type) else ("__call__",)
     for owner in owners:
         for name in names:
-            found = owner.__dict__.get(name)
+            found = look(owner, "__dict__").get(name)
             if type(found) in (types.FunctionType, staticmethod, classmethod):
                 return _code_of(getattr(found, "__func__", found), depth + 1)
     return None
