@@ -56,7 +56,7 @@ PRODUCT = {
     "a test's source through a raw thread running builtins": (
         "import _thread, time\n\n\ndef value():\n    out = []\n"
         "    _thread.start_new_thread(out.extend, (map(open, ['tests/test_core.py']),))\n"
-        "    for _ in range(500):\n        time.sleep(0.01)\n        if out:\n            return len(out[0].read()) and 1\n"
+        "    for _ in range(200):\n        time.sleep(0.01)\n        if out:\n            return len(out[0].read()) and 1\n"
         "    return 0\n"),
     "a thread writing the reports": (
         "import os, threading\n\n\ndef _write():\n    d = os.environ['AUTOINSTALL_REPORT_DIR']\n"
@@ -90,7 +90,8 @@ def guarded_run(tmp_path: Path, product: str, *, taken: bool, test: str = TEST,
     (run / "workdir.txt").write_text(f"{work.resolve()}\n")  # as the grader writes it (envs/grading/kit/grade.py)
     path = f"{run}:{work}" + (f":{later_path}" if later_path else "")
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": path, "AUTOINSTALL_REPORT_DIR": str(reports),
-           "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(tmp_path)}
+           "PYTHONDONTWRITEBYTECODE": "1", "HOME": str(tmp_path),
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # this venv's plug-ins (xdist, randomly, ...): start-up only
     command = [sys.executable, "-m", "pytest", "-q", "-p", pytest_runner.GUARD_PLUGIN, "-p", "no:cacheprovider",
                f"--junitxml={reports / 'junit.xml'}", *pytest_args, "tests"]
     command = [python, *runner] if runner else command
