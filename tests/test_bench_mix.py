@@ -75,6 +75,7 @@ def _call(session: ToolSession) -> Any:
 
 
 @pytest.mark.parametrize("tree", list(TREES))
+@pytest.mark.slow
 def test_every_call_of_the_load_succeeds(tree: str, sessions: dict[str, ToolSession]) -> None:
     call = _call(sessions[tree])
     mix = discover(call, tree)

@@ -24,12 +24,14 @@ def autoinstall(*args: str, home: Path, timeout: float = 600) -> subprocess.Comp
     ("/no/such/path", "no such directory"),
     ("http://127.0.0.1:9/nothing.git", "cannot clone"),
 ])
+@pytest.mark.slow
 def test_unreadable_repositories_get_a_clear_error(repo: str, message: str, tmp_path: Path) -> None:
     done = autoinstall("plan", repo, home=tmp_path)
     assert done.returncode == 2
     assert message in done.stderr.lower() and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_unknown_commit_and_empty_repository(tmp_path: Path) -> None:
     empty = git.Repo.init(tmp_path / "empty")
     done = autoinstall("plan", empty.working_dir, home=tmp_path)
@@ -42,6 +44,7 @@ def test_unknown_commit_and_empty_repository(tmp_path: Path) -> None:
     assert done.returncode == 2 and "unknown commit 'deadbeef'" in done.stderr and "first" in done.stderr
 
 
+@pytest.mark.slow
 def test_plan_json_has_steps_with_evidence(tmp_path: Path) -> None:
     done = autoinstall("plan", str(REPOS / "requirements_tox"), "--json", home=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -50,6 +53,7 @@ def test_plan_json_has_steps_with_evidence(tmp_path: Path) -> None:
     assert any("-e" in s["command"] for s in plan["steps"])
 
 
+@pytest.mark.slow
 def test_plan_takes_a_forced_python_as_run_does(tmp_path: Path) -> None:
     done = autoinstall("plan", str(REPOS / "pep621_extras"), "--python", "3.13", "--json", home=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -58,6 +62,7 @@ def test_plan_takes_a_forced_python_as_run_does(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "pass X.Y" in bad.stderr
 
 
+@pytest.mark.slow
 def test_model_endpoint_down_is_a_clear_error(tmp_path: Path) -> None:
     done = autoinstall("plan", str(REPOS / "setup_py_only"), "--model", "openai:m", "--base-url",
                        "http://127.0.0.1:9/v1", home=tmp_path)

@@ -50,6 +50,7 @@ def test_each_error_root_is_one_line_and_exit_2(kind: str, tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("kind", ["builder", "environment", "tool server"])
+@pytest.mark.slow
 def test_autoinstall_debug_adds_the_traceback(kind: str, tmp_path: Path) -> None:
     done = raise_in_cli(kind, tmp_path, AUTOINSTALL_DEBUG="1")
     assert done.returncode == 2
@@ -62,6 +63,7 @@ def test_other_exceptions_are_bugs_and_keep_their_traceback(tmp_path: Path) -> N
     assert done.returncode == 1 and "Traceback" in done.stderr and "KeyError" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_real_environment_error_through_the_real_cli(tmp_path: Path) -> None:
     argv = [sys.executable, str(ROOT / "cli.py"), "catalog", "show", "ffffffffffff", "--catalog",
             str(tmp_path)]

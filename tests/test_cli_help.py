@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[1]
 # One process renders every command's help (cli.py is the top layer: only a process of its own loads it).
 RENDER_ALL = """
@@ -42,6 +44,7 @@ def _after(option: str, page: str) -> str:
     return row.group(1)
 
 
+@pytest.mark.slow
 def test_switches_show_no_type_and_valued_options_do() -> None:
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
     done = subprocess.run([sys.executable, "-c", RENDER_ALL], capture_output=True, text=True, env=env,

@@ -67,14 +67,18 @@ def _files_of(patch: str) -> list[tuple[str, str, str]]:
     return [(path, "\n".join(added), "\n".join(removed)) for path, added, removed in out]
 
 
-def grading_for(spec: EnvSpec, suite: Suite, sandbox: Sandbox, selected: list[str], timeout_s: float) -> Grading:
-    """The grading of a task over `selected` (FAIL_TO_PASS + PASS_TO_PASS) on this environment.
+def grading_for(spec: EnvSpec, suite: Suite, sandbox: Sandbox, fail_to_pass: list[str], pass_to_pass: list[str],
+                timeout_s: float) -> Grading:
+    """The grading of a task over FAIL_TO_PASS + PASS_TO_PASS on this environment (the first fail in the start
+    state, as its validation saw: the grader scores a tree it takes nothing into without running them).
 
     Raises:
         NotGradable: the suite's runner names no test.
     """
+    selected = [*fail_to_pass, *pass_to_pass]
     rules = task_rules(spec, suite, selected)
     run = grading_run(suite.runner, sandbox, suite.command, suite.deselected, selected,
                       min(DEFAULT_PER_TEST_TIMEOUT_S, timeout_s / 4))
     run = run.model_copy(update={"env": {**suite.env, **QUIET_ENV, **run.env}})
-    return Grading(rules=rules, run=run, selected=selected, workdir=suite.workdir, timeout_s=max(600.0, timeout_s * 3))
+    return Grading(rules=rules, run=run, selected=selected, fail_at_start=list(fail_to_pass), workdir=suite.workdir,
+                   timeout_s=max(600.0, timeout_s * 3))

@@ -238,8 +238,8 @@ class Search:
             self.dropped["failed validation"] += 1
             return
         try:
-            grading = grading_for(self.context.spec, self.context.suite, self.sandbox,
-                                  [*verdict.fail_to_pass, *verdict.pass_to_pass], self.timeout_s)
+            grading = grading_for(self.context.spec, self.context.suite, self.sandbox, verdict.fail_to_pass,
+                                  verdict.pass_to_pass, self.timeout_s)
         except NotGradable:
             self.dropped["not gradable by test id"] += 1
             return

@@ -108,6 +108,10 @@ class Grading(BaseModel):
     run: GradingRun
     selected: list[str]
     """FAIL_TO_PASS + PASS_TO_PASS: each must appear by its exact id and pass."""
+    fail_at_start: list[str] = Field(default_factory=list)
+    """FAIL_TO_PASS, as the task's validation saw them fail in the start state (every other selected test passed
+    there). When the grader takes nothing of the agent's, the grading tree is that state: it is graded 0 with
+    these outcomes, and no test runs (empty, as in tasks made before 2026-12-07: the tests run)."""
     workdir: str = "/workspace"
     user: str = TEST_USER
     timeout_s: float = 1800.0
@@ -116,4 +120,5 @@ class Grading(BaseModel):
         """The JSON the kit reads (envs/grading/kit/grade.py)."""
         return {"format": self.format, "workdir": self.workdir, "start": START, "user": self.user,
                 "timeout_s": self.timeout_s, "selected": self.selected,
+                "fail_at_start": self.fail_at_start,
                 **self.rules.model_dump(mode="json"), **self.run.model_dump(mode="json")}

@@ -130,4 +130,5 @@ def _reward(results: dict, seconds: float, carried: int, notes: list[str]) -> Re
                   exit_code=int(results.get("exit_code", -1)), duration_s=float(results.get("test_seconds", 0.0)),
                   collection_ok=not results.get("timed_out", False), output_tail=str(results.get("output_tail", "")),
                   problems=problems, dropped=[f"{d.get('path')}: {d.get('reason')}" for d in results.get("dropped") or []],
-                  grade_s=round(seconds, 3), carried_bytes=carried, notes=notes)
+                  grade_s=round(seconds, 3), carried_bytes=carried,
+                  notes=[*notes, *([str(results["start_state"])] if results.get("start_state") else [])])

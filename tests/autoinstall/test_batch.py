@@ -304,6 +304,7 @@ def statuses(root: Path) -> list[str]:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.slow
 def test_ctrl_c_keeps_finished_work_and_the_next_run_finishes_the_rest(tmp_path: Path) -> None:
     log, root = tmp_path / "built.txt", tmp_path / "cat"
     file = tmp_path / "repos.txt"
@@ -333,6 +334,7 @@ def test_ctrl_c_keeps_finished_work_and_the_next_run_finishes_the_rest(tmp_path:
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.slow
 def test_two_batches_on_one_catalog_build_each_entry_once(tmp_path: Path) -> None:
     log, root = tmp_path / "built.txt", tmp_path / "cat"
     file = tmp_path / "repos.txt"

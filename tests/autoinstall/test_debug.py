@@ -88,6 +88,7 @@ def test_kept_commands_become_steps_run_from_the_workspace_with_evidence(tmp_pat
 
 
 # -- errors ---------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_unknown_id_says_how_to_list_ids(tmp_path: Path) -> None:
     Catalog(tmp_path / "catalog")
     result = cli("0123abcd", "--catalog", str(tmp_path / "catalog"), home=tmp_path)
@@ -95,6 +96,7 @@ def test_unknown_id_says_how_to_list_ids(tmp_path: Path) -> None:
     assert "No environment with id '0123abcd'" in result.stderr and "catalog list" in result.stderr
 
 
+@pytest.mark.slow
 def test_no_terminal_is_refused_unless_a_command_is_given(tmp_path: Path) -> None:
     catalog = Catalog(tmp_path / "catalog")
     record = catalog.upsert_spec(_spec("autoinstall-env/demo:c0ffee"), tmp_path / "env")
@@ -103,6 +105,7 @@ def test_no_terminal_is_refused_unless_a_command_is_given(tmp_path: Path) -> Non
     assert "needs a terminal" in result.stderr and "--command CMD" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_record_without_an_image_shows_its_logs_instead(tmp_path: Path) -> None:
     env_dir = tmp_path / "env"
     (env_dir / "logs").mkdir(parents=True)

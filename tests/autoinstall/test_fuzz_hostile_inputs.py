@@ -15,7 +15,8 @@ checked out (sometimes at a commit, sometimes as its git directory), surveyed an
 
 A failure names its seed; rerun one with
 `pytest 'tests/autoinstall/test_fuzz_hostile_inputs.py::test_hostile_tree[SEED]'`.
-AUTOINSTALL_FUZZ_CASES sets the number of seeds (default 200).
+AUTOINSTALL_FUZZ_CASES sets the number of seeds (default 200); the first FAST_CASES run in the fast tier, the rest
+are marked slow (the whole suite runs them all).
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from autoinstall.survey import survey
 MARKER = "zqhostsecret5b7e"
 """In every host file: lowercase letters and digits, so no normalisation (of a name, a path) hides it."""
 CASES = int(os.environ.get("AUTOINSTALL_FUZZ_CASES", "200"))
+FAST_CASES = 50
 HUGE = 50 * 1024 * 1024
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@t", "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": "/dev/null"}
@@ -533,7 +535,8 @@ def _stages(source: str, commit: str | None, out: Path, repo: Path, with_plan: b
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize("seed", range(CASES))
+@pytest.mark.parametrize("seed", [s if s < FAST_CASES else pytest.param(s, marks=pytest.mark.slow)
+                                  for s in range(CASES)])
 def test_hostile_tree(seed: int, world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
     repo, work = tmp_path / "src" / "repo", tmp_path / "work"
@@ -566,6 +569,7 @@ def test_hostile_tree(seed: int, world: World, tmp_path: Path, monkeypatch: pyte
     assert not any((tmp_path / "cwd").iterdir()), f"written in the current directory\n{case}"
 
 
+@pytest.mark.slow
 def test_the_fuzzer_plants_every_kind_of_hostile_input(world: World, tmp_path: Path) -> None:
     """The seeds cover what the fuzz test promises (a guard against a generator that stopped planting)."""
     seen: set[str] = set()

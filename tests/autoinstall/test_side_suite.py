@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from autoinstall.ecosystems.python.repairs import repair
 from autoinstall.ecosystems.services import START, with_services
 from autoinstall.install.loop import Installer
@@ -35,6 +37,7 @@ def test_the_collect_check_and_the_default_collection_start_the_services_the_tes
     assert run_check(sandbox, plan.checks[0], 60, None, [], plain.test_command).command == plan.checks[0].command
 
 
+@pytest.mark.slow
 def test_a_side_suite_is_widened_to_the_default_collection_with_the_commands_settings() -> None:
     with LocalSandbox() as sb:
         root = Path(sb.workdir)

@@ -173,6 +173,7 @@ def test_output_after_the_timeout_is_not_a_sign_of_work() -> None:
     assert idle_before(100.0, 10.0) == 90.0
 
 
+@pytest.mark.slow
 def test_the_local_sandbox_says_how_long_a_timed_out_command_was_idle() -> None:
     with LocalSandbox() as sb:
         busy = sb.exec("for i in 1 2 3 4 5 6 7 8 9; do echo $i; sleep 0.2; done", timeout=1.0)

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from autoinstall.tasks.candidate import Candidate
 from autoinstall.tasks.coverage import PLUGIN, PLUGIN_SOURCE, CoverageMap
 from autoinstall.tasks.validate import stable_ids
@@ -100,6 +102,7 @@ def traced_and_reported(project: Path, plugin_dir: Path, tmp_path: Path, seed: s
     return set(json.loads(trace.read_text())), {r.test_id for r in parse_junit(junit.read_text())}
 
 
+@pytest.mark.slow
 def test_parametrized_ids_match_between_the_map_and_the_report_and_from_run_to_run(tmp_path: Path) -> None:
     """The yield defect: a test parametrized by a set's order got another id in every run (Python's hash
     seed), so the selection named tests the next run did not report. The task runs' variables fix the seed."""

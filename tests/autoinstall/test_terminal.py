@@ -157,6 +157,7 @@ def hostile_catalog(tmp_path: Path) -> tuple[Path, str]:
 
 
 @pytest.mark.parametrize("terminal", [False, True])
+@pytest.mark.slow
 def test_catalog_show_and_list_of_a_hostile_environment(terminal: bool, tmp_path: Path) -> None:
     catalog, env_id = hostile_catalog(tmp_path)
     printed: dict[str, str] = {}
@@ -177,6 +178,7 @@ def test_catalog_show_and_list_of_a_hostile_environment(terminal: bool, tmp_path
 
 
 @pytest.mark.parametrize("debug", [False, True])
+@pytest.mark.slow
 def test_the_error_printer_shows_a_hostile_path_visibly(debug: bool, tmp_path: Path) -> None:
     done = autoinstall("plan", str(tmp_path / f"no-{HOSTILE.replace(chr(0), '')}"), home=tmp_path,
                        **({"AUTOINSTALL_DEBUG": "1"} if debug else {}))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from autoinstall.verify import judge_spec, verify
 from envs.local import LocalSandbox
 from envs.spec import Deselection, EnvSpec, Plan, SourceRecord, Verification
@@ -43,6 +45,7 @@ def _verified(files: dict[str, str], deselected: list[Deselection], *, max_desel
         return plan, verify(sb, plan, deselected, runs=2, max_deselected=max_deselected, timeout_s=300)
 
 
+@pytest.mark.slow
 def test_ids_with_colons_and_brackets_are_deselected_and_counted() -> None:
     deselected = [Deselection(test=t, reason="r") for t in LEFT_OUT]
     plan, verification = _verified({"test_p.py": TESTS}, deselected, max_deselected=0.5)
@@ -94,6 +97,7 @@ def test_reads_address_zero():
 '''
 
 
+@pytest.mark.slow
 def test_a_test_the_process_crashes_in_is_left_out_recorded_and_the_runs_start_over() -> None:
     # a test that kills the interpreter with SIGSEGV leaves no report at all: before, the run was repeated once,
     # crashed again and the build failed as tests_crashed (a dev repository's TLS tests, 697 others passing)

@@ -305,6 +305,7 @@ def _integrity(root: Path) -> str:
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.slow
 def test_two_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
     root = tmp_path / "cat"
     children = [_child(tmp_path, root, tag, 200) for tag in ("p1", "p2")]

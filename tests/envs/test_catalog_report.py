@@ -60,6 +60,7 @@ class _Page(HTMLParser):
         self.links += [(tag, k, v or "") for k, v in attrs if k in ("src", "href", "srcset", "xlink:href")]
 
 
+@pytest.mark.slow
 def test_stranger_text_is_escaped_and_the_page_loads_nothing(catalog: Catalog, tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     summary = write_report(catalog, out, tasks_home=tmp_path / "home")
@@ -89,6 +90,7 @@ def test_an_empty_catalog_and_an_unwritable_file(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog", "r.html"]  # no temporary file left
 
 
+@pytest.mark.slow
 def test_the_command_writes_the_report(catalog: Catalog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
     app = typer.Typer()

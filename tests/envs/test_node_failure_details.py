@@ -58,6 +58,7 @@ def test_a_test_that_needs_the_internet_is_deselected_with_its_message_as_eviden
     assert [t.rsplit(" > ", 1)[-1] for t in fix.tests] == ["reaches the internet"]  # never the plain failure
 
 
+@pytest.mark.slow
 def test_a_hostile_output_is_read_in_one_pass() -> None:
     # before, each failed ava name was compared with every later line, and each failed result with every block:
     # 20,000 failures in an output that any test run can print took the square of that

@@ -187,6 +187,7 @@ test('top', () => {});
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node (the host's) for a real node:test run")
+@pytest.mark.slow
 def test_real_node_test_hides_a_deselected_file_and_counts_without_running(tmp_path) -> None:
     (tmp_path / "package.json").write_text(json.dumps({"scripts": {"test": "node --test"}}))
     (tmp_path / "test").mkdir()

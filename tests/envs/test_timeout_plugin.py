@@ -111,6 +111,7 @@ def test_without_the_variable_the_plugin_does_nothing(tmp_path: Path) -> None:
     assert done.returncode == 0 and len(results) == 5
 
 
+@pytest.mark.slow
 def test_the_session_stops_after_max_hangs(tmp_path: Path) -> None:
     source = SUITE + "\n\ndef test_second_hang():\n    import time\n    time.sleep(60)\n\n\ndef test_last():\n    pass\n"
     done, results = _run(tmp_path, source, AUTOINSTALL_TEST_TIMEOUT="1", AUTOINSTALL_MAX_HANGS="2")
@@ -118,6 +119,7 @@ def test_the_session_stops_after_max_hangs(tmp_path: Path) -> None:
     assert "test_suite.py::test_second_hang" in ids and "test_suite.py::test_last" not in ids, done.stdout
 
 
+@pytest.mark.slow
 def test_a_test_that_swallows_the_timeout_ends_the_session_with_its_id(tmp_path: Path) -> None:
     done, results = _run(tmp_path, STUBBORN, AUTOINSTALL_TEST_TIMEOUT="1", AUTOINSTALL_TIMEOUT_GRACE="1")
     assert done.returncode == pytest_output.HANG_EXIT, done.stdout + done.stderr
@@ -141,6 +143,7 @@ def test_the_plugin_starts_no_thread_a_suite_could_see(tmp_path: Path) -> None:
     assert done.returncode == 0 and [r.outcome for r in results] == ["passed"], done.stdout
 
 
+@pytest.mark.slow
 def test_a_test_no_signal_reaches_still_ends_the_session(tmp_path: Path) -> None:
     source = ("import signal\nimport time\n\n\ndef test_blocks_alarms():\n"
               "    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM])\n    time.sleep(60)\n")

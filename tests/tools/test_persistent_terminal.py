@@ -71,6 +71,7 @@ def test_timeout_kills_the_command_group_not_the_shell(shell: ToolSession) -> No
     out(shell, "kill $OLDJOB")
 
 
+@pytest.mark.slow
 def test_an_interrupted_builtin_loop_leaves_the_shell_usable(shell: ToolSession) -> None:
     out(shell, "export KEEP=2")
     r = run(shell, "while :; do :; done", timeout_s=1)

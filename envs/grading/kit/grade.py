@@ -97,12 +97,14 @@ def grade(policy: dict, agent: str, in_place: bool, trust_times: bool, out: str,
     replaced = mend.reset_bulky(start, work, rules, ours, trust_times, user.uid, user.gid) if in_place else []
     found = changes_.find(start, agent, rules, ours)
     mend.apply(found, start, work, in_place, ours, user.uid, user.gid)
-    mend.own(work, user.uid, user.gid)
-    locked = mend.lock(work, rules)
     for rel in replaced:
         log.append(f"not carried over: {rel}/ (the task's, as built)")
     for c in found:
         log.append(f"{'took' if c.accepted else 'dropped'} {c.kind} {c.path}" + (f": {c.reason}" if c.reason else ""))
+    if set(policy.get("fail_at_start", [])) & set(policy["selected"]) and not any(c.accepted for c in found):
+        return _start_state(policy, found, replaced, out, started, log)
+    mend.own(work, user.uid, user.gid)
+    locked = mend.lock(work, rules)
     run_dir = _private_dir(os.path.join(SCRATCH, "run"), 0, 0, 0o755)
     real_work = os.path.realpath(work)
     report_dir = _private_dir(os.path.join(SCRATCH, "report"), user.uid, user.gid, 0o700)
@@ -136,10 +138,28 @@ def grade(policy: dict, agent: str, in_place: bool, trust_times: bool, out: str,
     return {"format": FORMAT, "reward": seen.reward, "tests": seen.tests, "problems": seen.problems,
             "counts": seen.counts, "exit_code": ran.exit_code, "timed_out": ran.timed_out,
             "test_seconds": round(ran.duration_s, 3), "seconds": round(time.monotonic() - started, 3),
-            "taken": [c.path for c in found if c.accepted],
-            "dropped": [{"path": c.path, "reason": c.reason} for c in found if not c.accepted] +
-                       [{"path": rel + "/", "reason": "the task's, as built"} for rel in replaced],
+            "taken": [c.path for c in found if c.accepted], "dropped": _dropped(found, replaced),
             "output_tail": ran.output[-4000:]}
+
+
+def _dropped(found: list, replaced: list) -> list:
+    return ([{"path": c.path, "reason": c.reason} for c in found if not c.accepted] +
+            [{"path": rel + "/", "reason": "the task's, as built"} for rel in replaced])
+
+
+def _start_state(policy: dict, found: list, replaced: list, out: str, started: float, log: list) -> dict:
+    """The grade of a tree that holds nothing of the agent's: the task's start state, whose outcomes its
+    validation recorded (`fail_at_start` failed, every other selected test passed). Nothing runs: whatever else
+    the agent changed in its container cannot make a test of that tree pass."""
+    failing = set(policy["fail_at_start"])
+    why = "nothing of the agent's was taken: the tree is the task's start state, graded as its validation ran it"
+    log.append(why)
+    _write(os.path.join(out, "test-output.txt"), f"(no run) {why}\n")
+    return {"format": FORMAT, "reward": 0.0, "tests": {t: "failed" if t in failing else "passed"
+                                                      for t in policy.get("selected", [])},
+            "problems": [], "start_state": why, "counts": {}, "timed_out": False,
+            "test_seconds": 0.0, "seconds": round(time.monotonic() - started, 3), "taken": [],
+            "dropped": _dropped(found, replaced), "output_tail": f"(no run) {why}"}
 
 
 def main(argv: list | None = None) -> int:
@@ -171,7 +191,7 @@ def main(argv: list | None = None) -> int:
             print(f"{'PASSED' if credited else 'FAILED'} {test_id}")
     else:
         print(f"reward {result['reward']:g}; " + "; ".join(result.get("problems", []) or
-                                                        [f"{len(result['tests'])} tests graded"]))
+                                                        [result.get("start_state") or f"{len(result['tests'])} tests graded"]))
     return 0 if result["reward"] == 1.0 else 1
 
 

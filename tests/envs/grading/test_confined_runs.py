@@ -96,6 +96,7 @@ def go_test(root: Path, command: str = "go test ./...") -> subprocess.CompletedP
 
 
 @needs_go
+@pytest.mark.slow
 def test_a_go_product_reading_its_tests_reads_nothing_under_the_launcher(tmp_path: Path) -> None:
     root = go_project(tmp_path / "work")
     control = go_test(root)
@@ -122,6 +123,7 @@ func TestTheGoCommandLoadsThePackage(t *testing.T) {
 
 
 @needs_go
+@pytest.mark.slow
 def test_a_graded_go_run_names_the_launcher_for_every_go_test_it_runs(tmp_path: Path) -> None:
     root = go_project(tmp_path / "work")
     (root / "test.sh").write_text("cd calc && go test -v .\n")  # a script's `go test`, in the package's folder
@@ -176,6 +178,7 @@ def cargo_version() -> tuple[int, ...]:
 
 
 @needs_cargo
+@pytest.mark.slow
 def test_a_rust_product_reading_its_tests_reads_nothing_under_the_runner(tmp_path: Path) -> None:
     root = tmp_path / "work"
     (root / "src").mkdir(parents=True)

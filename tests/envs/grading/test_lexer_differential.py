@@ -68,6 +68,7 @@ def _unclosed(text: str, language: str) -> bool:
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
+@pytest.mark.slow
 def test_no_character_the_screens_drop_as_a_comment_is_code_to_a_parser(language: str) -> None:
     grammar, pieces, snippets, enough = LANGUAGES[language]
     parser = Parser(Language(grammar.language()))
