@@ -3,6 +3,7 @@ diagnoses of Maven's output, repair rules, the local repository as pins, a whole
 (an offline test needing the internet deselected with its evidence), and one real build on Docker."""
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -59,7 +60,9 @@ def test_the_fixture_plan_sets_up_maven_builds_with_one_test_class_then_tests_of
     setup, build = plan.steps
     assert "-out /etc/ssl/certs/java/cacerts" in setup.command and "~/.m2/settings.xml" in setup.command
     assert "<url>file:///cache/maven</url>" in setup.command and setup.kind == "other"
-    assert "'MAVEN_OPTS=\"-XX:TieredStopAtLevel=1 ${MAVEN_OPTS:-}\"' > ~/.mavenrc" in setup.command
+    assert ("'MAVEN_OPTS=\"-XX:TieredStopAtLevel=1 -Daether.dependencyCollector.impl=bf "
+            "-Daether.dependencyCollector.bf.skipper=false -Daether.connector.basic.threads=16 "
+            "${MAVEN_OPTS:-}\"' > ~/.mavenrc") in setup.command
     assert build.kind == "project" and build.command.startswith("mvn -B -ntp test -Dtest=CalcTest ")
     assert "-Dsurefire.failIfNoSpecifiedTests=false" in build.command
     assert plan.test_command == TEST_COMMAND
@@ -254,11 +257,14 @@ def test_the_local_repository_is_the_pins_and_warm_fetches_its_release_artifacts
     frozen = freeze(box)
     assert frozen == listing and constraints(frozen, "calc") == (
         "junit/junit/4.13.2/junit-4.13.2.jar\njunit/junit/4.13.2/junit-4.13.2.pom\n")
-    warm(box, constraints(frozen, "calc") + "../../etc/passwd\n")
+    hostile = ["../../etc/passwd", "a/../../../etc/x.jar", 'a/b.jar"\toutput = "/etc/y', "a/b c.jar", "-K/etc/z"]
+    warm(box, constraints(frozen, "calc") + "".join(f"{h}\n" for h in hostile))
     wanted = box.files["/var/tmp/autoinstall-maven-warm.txt"].decode().split()
     assert wanted == ["junit/junit/4.13.2/junit-4.13.2.jar", "junit/junit/4.13.2/junit-4.13.2.jar.sha1",
                       "junit/junit/4.13.2/junit-4.13.2.pom", "junit/junit/4.13.2/junit-4.13.2.pom.sha1"]
-    assert "https://repo.maven.apache.org/maven2/$0" in box.commands()[-1] and "cd /cache/maven" in box.commands()[-1]
+    command = box.commands()[-1]
+    assert 'url = "https://repo.maven.apache.org/maven2/%s"' in command and "cd /cache/maven" in command
+    assert command.count("curl -") == 1 and "--parallel" in command  # one process for every file
 
 
 NET_FAILS = REPORTS.replace('<testcase name="wrongSum"', '<testcase name="wrongSumIgnored"').replace(
@@ -313,3 +319,7 @@ def test_the_fixture_verifies_offline_on_docker_with_per_test_ids(builds: Builds
     pins = (out / "context" / "autoinstall" / "constraints.txt").read_text()
     assert "org/junit/jupiter/junit-jupiter-api/5.14.1/junit-jupiter-api-5.14.1.jar" in pins
     assert "surefire-junit-platform" in pins  # the provider resolved by the build's one test class
+    # the shared cache holds the pinned artifacts from Central, each with Central's checksum of it
+    jar = "org/junit/jupiter/junit-jupiter-api/5.14.1/junit-jupiter-api-5.14.1.jar"
+    cached = builds.home / "cache" / "maven" / jar
+    assert hashlib.sha1(cached.read_bytes()).hexdigest() == Path(f"{cached}.sha1").read_text().split()[0]

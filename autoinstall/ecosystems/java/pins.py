@@ -7,6 +7,8 @@ which later builds read as a repository before Central (proposal.CACHE_REPOSITOR
 """
 from __future__ import annotations
 
+import re
+
 from envs.base import Sandbox
 
 LOCAL_REPOSITORY = "/root/.m2/repository"
@@ -14,6 +16,10 @@ CACHE_DIR = "/cache/maven"
 CENTRAL = "https://repo.maven.apache.org/maven2"
 WARM_LIST = "/var/tmp/autoinstall-maven-warm.txt"
 """Not /tmp: a file put into the tmpfs there from outside is not seen inside."""
+WARM_CONFIG = "/var/tmp/autoinstall-maven-warm.curl"
+"""curl's config: a url and an output line for each file the cache lacks."""
+CENTRAL_PATH = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+~/-]*")
+"""A path of Maven Central's layout (group/artifact/version/file): no quote, space or backslash."""
 LIST = (f"cd {LOCAL_REPOSITORY} 2>/dev/null && find . -type f \\( -name '*.jar' -o -name '*.pom' \\) "
         "| sed 's|^\\./||' | sort")
 
@@ -36,12 +42,18 @@ def constraints(freeze: str, project: str | None) -> str:
 
 def warm(sandbox: Sandbox, constraints: str, timeout_s: float = 600) -> None:
     """Download the listed artifacts and their .sha1 files from Maven Central into the shared cache of the
-    trusted `sandbox` (those already there are kept): registry files only, nothing is built or run."""
-    paths = [ln for ln in constraints.splitlines() if ln and ".." not in ln and not ln.startswith("/")]
+    trusted `sandbox` (those already there are kept): registry files only, nothing is built or run.
+
+    One curl fetches them all, 16 at a time over kept-alive connections: a curl per file paid a TLS handshake
+    per file (javapoet's 690 files: 46 s -> 1.5 s, quiet). Only paths of Central's layout are asked for (the
+    list comes from a project's sandbox: nothing in it may reach curl's config as anything but a path)."""
+    paths = [ln for ln in constraints.splitlines() if CENTRAL_PATH.fullmatch(ln) and ".." not in ln.split("/")]
     if not paths:
         return
     listing = "".join(f"{p}\n{p}.sha1\n" for p in paths)
     sandbox.write_file(WARM_LIST, listing.encode())
-    fetch = (f"test -s \"$0\" || curl -sfL --create-dirs -o \"$0\" \"{CENTRAL}/$0\" || rm -f \"$0\"")
-    sandbox.exec(f"mkdir -p {CACHE_DIR} && cd {CACHE_DIR} && xargs -P 8 -n 1 sh -c '{fetch}' < {WARM_LIST}",
+    missing = (f'while IFS= read -r p; do [ -s "$p" ] || printf \'url = "{CENTRAL}/%s"\\noutput = "%s"\\n\' '
+               f'"$p" "$p"; done < {WARM_LIST} > {WARM_CONFIG}')
+    fetch = f"curl -sfL --create-dirs --remove-on-error --parallel --parallel-max 16 -K {WARM_CONFIG}"
+    sandbox.exec(f"mkdir -p {CACHE_DIR} && cd {CACHE_DIR} && {missing} && {{ ! [ -s {WARM_CONFIG} ] || {fetch}; }}",
                  timeout=timeout_s)

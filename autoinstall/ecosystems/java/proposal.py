@@ -36,7 +36,16 @@ MAVEN_JVM = "-XX:TieredStopAtLevel=1"
 """Maven's own JVM (and the javac it runs in-process) JIT-compiles with C1 only: a build of a few hundred
 sources takes half the time (jackson-core's test-compile 14.4 s -> 7.5 s on 2 cores). Surefire forks the tests
 into JVMs of their own, which this leaves alone; `~/.mavenrc` is read by Debian's mvn and by Maven wrappers."""
-MAVENRC = f'MAVEN_OPTS="{MAVEN_JVM} ${{MAVEN_OPTS:-}}"'
+MAVEN_RESOLVER = ("-Daether.dependencyCollector.impl=bf -Daether.dependencyCollector.bf.skipper=false "
+                  "-Daether.connector.basic.threads=16")
+"""Maven's resolver collects a dependency graph breadth first, fetching a level's poms side by side, and downloads
+16 artifacts at a time (Maven 3.9's defaults: depth first, one pom after another, 5 downloads): every request to
+Central waits on a round trip, here through a TLS-intercepting proxy, so a cold resolution takes half the time
+(javapoet's test-compile on an empty ~/.m2: 23 s -> 12 s; gson's 64 s -> 52.5 s, where compiling is most of it).
+Without the skipper it fetches every pom the depth-first collector does (the skipper would leave out those of
+versions that lose, which a Maven run without these settings needs offline): the same local repository, file for
+file. A Maven before 3.9 ignores the properties."""
+MAVENRC = f'MAVEN_OPTS="{MAVEN_JVM} {MAVEN_RESOLVER} ${{MAVEN_OPTS:-}}"'
 SETUP = (f"{TRUST} && mkdir -p ~/.m2 && printf '%s\\n' {shlex.quote(SETTINGS)} > ~/.m2/settings.xml && "
          f"printf '%s\\n' {shlex.quote(MAVENRC)} > ~/.mavenrc && {TOOLCHAINS_XML}")
 FLAGS = "-B -ntp"
