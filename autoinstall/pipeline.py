@@ -100,7 +100,8 @@ def _install_and_record(spec: EnvSpec, model: object, src: Path, out: Path, opti
     try:
         if result.snapshot is not None and result.failure is None:
             t0 = time.monotonic()
-            finish(spec, result.snapshot, src, out, options, factory, ecosystem, result.stub_wheels, say)
+            finish(spec, result.snapshot, src, out, options, factory, ecosystem, result.stub_wheels, say,
+                   prior=result.last_run)
             timings.verify_s = round(time.monotonic() - t0, 3)
             fill_cache(spec, out, factory, ecosystem)
         elif result.snapshot is not None:

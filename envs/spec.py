@@ -114,6 +114,10 @@ class TestRun(BaseModel):
     """The run hit its timeout and was killed."""
     forks_refused: int = 0
     """Processes the sandbox's pids limit refused to create during the run (0 where it cannot be read)."""
+    sandbox: Literal["image", "install"] = "image"
+    """Where it ran: in a fresh sandbox of the environment's image, or (`install`) in the install phase's sandbox,
+    on the same tree with the network off, as its last run before the image was committed: verification counts
+    such a run as its first only when the image's own run agreed with it test for test (autoinstall/verify)."""
     crashed_test: str = ""
     """The test that was running when the test process died before writing its report (pytest: the per-test
     plugin's record of the test it started last); "" when unknown or nothing crashed."""

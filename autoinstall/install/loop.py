@@ -292,6 +292,7 @@ class Installer:
         if ok and self._repair_passing(run):
             return None, False
         if ok or not abilities(self.plan.test_runner).has_tests:
+            self.result.last_run = run.model_copy(update={"output": "", "sandbox": "install"}) if ok else None
             return None, True
         entry = self._record(f"<tests> {reason}", "tests", run.exit_code, run.duration_s,
                              run.output or run.output_tail)
@@ -350,14 +351,14 @@ class Installer:
         self.sandbox.put(self.repo, self.sandbox.workdir)
         put_stub_wheels(self.sandbox, self.result)
         self._snapshot("source")
-        self.result.steps = []
+        self.result.steps, self.result.last_run = [], None
         failure = self._install_steps(list(self.plan.steps))
         if failure is None:
             failure = self._check_and_test()
             if failure is not None and self.narrow is not None:  # the side suite that passed stands (partial)
                 self.report("fail", f"the default collection: {failure.message}; back to the side suite")
                 self.plan, self.result.deselected = side_suite(self.narrow[0], self.plan, failure.message), self.narrow[1]
-                failure = None
+                self.result.last_run, failure = None, None
             if self.sandbox is not None:
                 self._snapshot("final", go_on=False)  # the sandbox stops next
         return failure

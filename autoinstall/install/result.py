@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from envs.spec import Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord
+from envs.spec import Deselection, Failure, Plan, Repair, Step, StepLog, StubRecord, TestRun
 
 
 class InstallResult(BaseModel):
@@ -27,3 +27,7 @@ class InstallResult(BaseModel):
     failure: Failure | None = None
     plan: Plan | None = None
     """The plan as it ended: test_args repairs change its test command."""
+    last_run: TestRun | None = Field(default=None, exclude=True)
+    """The passing run of the final test command that ended the install loop, on the tree the final snapshot
+    holds, the network off and `deselected` left out (None when anything changed after it): verification may
+    count it as its first run (autoinstall/verify)."""

@@ -17,7 +17,7 @@ from autoinstall.record.outputs import default_env_dir, env_tag, load_spec, slug
 from autoinstall.verify import judge_spec, verify_image
 from envs.base import SandboxFactory
 from envs.errors import EnvError, SandboxLimitError
-from envs.spec import CheckResult, EnvSpec, Failure
+from envs.spec import CheckResult, EnvSpec, Failure, TestRun
 
 Report = Callable[[str, str], None]
 
@@ -33,9 +33,11 @@ def _labels(spec: EnvSpec) -> dict[str, str]:
 
 
 def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOptions, factory: SandboxFactory,
-           ecosystem: Ecosystem, stub_wheels: dict[str, bytes], report: Report | None = None) -> EnvSpec:
+           ecosystem: Ecosystem, stub_wheels: dict[str, bytes], report: Report | None = None,
+           prior: TestRun | None = None) -> EnvSpec:
     """Tag `snapshot`, verify it offline in a fresh sandbox, write the Dockerfile, context and spec.json.
 
+    `prior`, the install phase's last run, may stand for verification's first run (autoinstall/verify).
     A verification that cannot run (engine failure) is recorded as an `infrastructure` failure; a failed
     verification is recorded with its class. `repo` is the checkout copied into the build context.
 
@@ -49,7 +51,7 @@ def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOp
     spec.status, frozen = "failed", ""
     say("phase", "verify")
     try:
-        frozen, verification = verify_image(spec, options, factory, ecosystem)
+        frozen, verification = verify_image(spec, options, factory, ecosystem, prior)
     except SandboxLimitError as e:
         spec.verification = None
         spec.failure = Failure(failure_class="disk_limit", message=f"verification was stopped: {e}")

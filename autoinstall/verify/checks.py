@@ -199,15 +199,20 @@ def flaky_tests(runs: list[TestRun]) -> list[str]:
 
 def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs: int = 2,
            threshold: float = DEFAULT_THRESHOLD, timeout_s: float = 1800, env: dict[str, str] | None = None,
-           max_deselected: float = DEFAULT_MAX_DESELECTED, per_test_timeout_s: float | None = None) -> Verification:
+           max_deselected: float = DEFAULT_MAX_DESELECTED, per_test_timeout_s: float | None = None,
+           prior: TestRun | None = None) -> Verification:
     """Run checks once and the tests `runs` times; the last run decides, differing outcomes are flaky.
 
-    Each test may run `per_test_timeout_s` (None: run_tests' default) before it is stopped and fails."""
+    Each test may run `per_test_timeout_s` (None: run_tests' default) before it is stopped and fails. `prior`
+    (the install phase's last run of the same tree, `deselected` left out) stands for the first of two or more
+    runs when the first run here agrees with it test for test (`same_outcomes`); otherwise it is set aside and
+    every run is made here."""
     started = time.monotonic()
     checks = [run_check(sandbox, c, timeout_s, env, deselected, test_command(plan), plan.test_runner) for c in plan.checks
               if c.kind not in ("tests", "collect") or (c.kind == "collect" and collects(plan.test_runner))]
     collection = count_suite(sandbox, plan, deselected, timeout_s, env)
     test_runs: list[TestRun] = []
+    reused = False
     crashed: list[TestRun] = []
     crashed_tests: list[Deselection] = []
     while test_command(plan) is not None and len(test_runs) < runs:
@@ -227,6 +232,11 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
         test_runs.append(run)
         if crash_signal(run):
             break
+        if prior is not None and runs > 1 and not crashed_tests and len(test_runs) == 1:
+            if same_outcomes(prior, run):  # two runs of the tree that agree: the install's stands for one
+                test_runs.insert(0, prior)
+                reused = True
+            prior = None
     if crashed_tests:  # counted against the cap like every deselection
         collection = count_suite(sandbox, plan, [*deselected, *crashed_tests], timeout_s, env)
     if abilities(plan.test_runner).listing_is_lower_bound:
@@ -240,9 +250,20 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
                    f"in left out: {', '.join(d.test for d in crashed_tests)}; the runs started over without it)")
     elif crashed:
         reason += f" (a run crashed with {crash_signal(crashed[0])} before reporting a test and was run again)"
+    if reused and test_runs and test_runs[0].sandbox == "install":
+        reason += " (the first run: the install phase's last, which the image's agreed with test for test)"
     return Verification(verified=ok, reason=reason, checks=checks, runs=test_runs, flaky=flaky_tests(test_runs),
                         threshold=threshold, max_deselected=max_deselected, collection=collection,
                         counts=combine(test_runs), crashed_runs=crashed, crashed_tests=crashed_tests)
+
+
+def same_outcomes(a: TestRun, b: TestRun) -> bool:
+    """Whether two runs ended alike: the same exit code and counts, each test with the same outcome, neither
+    stopped by its timeout, both collected."""
+    return (a.exit_code == b.exit_code and a.counts == b.counts and not a.timed_out and not b.timed_out
+            and a.collection_ok and b.collection_ok and not crash_signal(a) and not crash_signal(b)
+            and {r.test_id: r.outcome for r in a.results} == {r.test_id: r.outcome for r in b.results}
+            and len(a.results) == len(b.results))
 
 
 def count_suite(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], timeout_s: float,

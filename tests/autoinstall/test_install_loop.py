@@ -163,6 +163,15 @@ def test_service_backed_tests_are_deselected_and_the_rest_verify() -> None:
     assert result.ok, result.failure
     # every test of tests/test_db.py needs the server, so the whole file is left out
     assert [(d.test, "postgresql" in d.reason) for d in result.deselected] == [("tests/test_db.py", True)]
+    # the run that ended the loop, with that file left out, is what verification may count as its first
+    assert result.last_run is not None and result.last_run.sandbox == "install"
+    assert result.last_run.counts["failed"] == 0  # (this world fails the database test unless it is left out)
+
+
+def test_a_failed_install_leaves_no_run_for_verification() -> None:
+    failing = junit(("test_a::test_one", ""), ("test_a::test_two", "AssertionError: no"))
+    result, _ = install(lambda sb, cmd, env: failing if "--junitxml" in cmd else OK, threshold=0.9)
+    assert not result.ok and result.last_run is None
 
 
 def test_missing_module_at_import_check_installs_its_distribution() -> None:

@@ -21,7 +21,7 @@ from envs.spec import MAX_STEPS, Plan
 from tests.autoinstall.ecosystem_checks import write_tree
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
-CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
+CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir() and p.name != "__pycache__")
 
 # case -> (project install command or None, things the test-deps/manifest steps must install, test command)
 EXPECTED = {

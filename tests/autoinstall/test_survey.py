@@ -14,7 +14,7 @@ from autoinstall.survey import survey
 from tests.autoinstall.ecosystem_checks import write_tree
 
 REPOS = Path(__file__).parent.parent / "fixtures" / "repos"
-CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir())
+CASES = sorted(p.name for p in REPOS.iterdir() if p.is_dir() and p.name != "__pycache__")
 PYTHON_CASES = [c for c in CASES if not any((REPOS / c / m).is_file() for m in ("go.mod", "Cargo.toml", "package.json", "pom.xml"))]
 """The fixtures this file's Python survey tests read (Go's and Rust's: tests/autoinstall/test_go.py, test_rust.py)."""
 

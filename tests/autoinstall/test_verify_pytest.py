@@ -12,6 +12,7 @@ import pytest
 from autoinstall.verify import judge_spec, verify
 from envs.local import LocalSandbox
 from envs.spec import Deselection, EnvSpec, Plan, SourceRecord, Verification
+from envs.testrun import run_tests
 
 PY = sys.executable
 TESTS = '''import pytest
@@ -115,3 +116,62 @@ def test_a_test_the_process_crashes_in_is_left_out_recorded_and_the_runs_start_o
                    deselected=verification.crashed_tests)
     judge_spec(spec, verification.model_copy(update={"max_deselected": 0.05}))
     assert spec.status == "partial"
+
+
+COUNTED = '''def pytest_sessionfinish(session):
+    if not session.config.option.collectonly:  # a run of the tests, not a count of them
+        with open("runs.log", "a") as log:
+            log.write("run\\n")
+'''
+FLAKY_IN_THE_INSTALL = '''def test_a():
+    pass
+
+
+def test_b():
+    pass
+'''
+
+
+def _verified_after(prior_outcome: str, *, runs: int = 2) -> tuple[Verification, int]:
+    """`verify` with a prior run (as the install phase leaves one: the same tree, run there first) in which
+    tests/test_p.py::test_b ended `prior_outcome`; also how many times the tests ran in the sandbox."""
+    with LocalSandbox() as sb:
+        root = Path(sb.workdir)
+        (root / "tests").mkdir()
+        (root / "tests" / "test_p.py").write_text(FLAKY_IN_THE_INSTALL)
+        (root / "conftest.py").write_text(COUNTED)
+        plan = Plan(test_command=f"{PY} -m pytest tests", test_runner="pytest")
+        prior = run_tests(sb, plan.test_command, "pytest", [], 300)
+        assert prior.passed == 2, prior.output_tail
+        results = [r.model_copy(update={"outcome": prior_outcome}) if r.test_id.endswith("test_b") else r
+                   for r in prior.results]
+        counts = {**prior.counts, "passed": 2 if prior_outcome == "passed" else 1,
+                  "failed": 0 if prior_outcome == "passed" else 1}
+        prior = prior.model_copy(update={"sandbox": "install", "results": results, "counts": counts})
+        (root / "runs.log").unlink()
+        verification = verify(sb, plan, [], runs=runs, timeout_s=300, prior=prior)
+        return verification, (root / "runs.log").read_text().count("run")
+
+
+@pytest.mark.slow
+def test_the_install_phases_last_run_stands_for_the_first_when_the_image_agrees() -> None:
+    verification, ran = _verified_after("passed")
+    assert ran == 1  # the suite ran once more, not twice
+    assert [r.sandbox for r in verification.runs] == ["install", "image"]
+    assert verification.verified and verification.flaky == [], verification.reason
+    assert verification.reason == ("2/2 tests passed in every run (the first run: the install phase's last, "
+                                   "which the image's agreed with test for test)")
+
+
+@pytest.mark.slow
+def test_a_prior_run_that_disagrees_is_set_aside_and_both_runs_are_the_images() -> None:
+    verification, ran = _verified_after("failed")
+    assert ran == 2
+    assert [r.sandbox for r in verification.runs] == ["image", "image"]
+    assert verification.verified and verification.flaky == [], verification.reason  # the install's is not counted
+
+
+@pytest.mark.slow
+def test_a_single_run_verification_makes_its_run_in_the_image() -> None:
+    verification, ran = _verified_after("passed", runs=1)  # as the rebuild check verifies the replayed image
+    assert ran == 1 and [r.sandbox for r in verification.runs] == ["image"]
