@@ -165,6 +165,12 @@ def test_a_plugin_debians_maven_cannot_load_gets_apaches_maven_then_its_module_i
     assert "Unable to load the mojo 'generate-test'" in fix.left_out[0].reason
     wrapper = Step(command="sh ./mvnw -B -ntp install -Dtest=CalcTest", why="build", kind="project")
     assert apache_maven(ctx(MOJO).model_copy(update={"failing": wrapper})) is None
+    # the embedded model's plans install Apache's Maven first (a plan without a wrapper): the module goes at once
+    apache = Step(command=INSTALL, why="Apache's Maven", kind="other")
+    planned = ctx(MOJO)
+    planned = planned.model_copy(update={"plan": planned.plan.model_copy(update={"steps": [apache, BUILD]})})
+    assert apache_maven(planned) is None
+    assert (fix := repair(planned)) is not None and fix.env == {MAVEN_ARGS: "-pl !:proto,!:app"}
     assert apache_maven(ctx(FAILED)) is None  # a plugin that loads but cannot download: not Maven's fault
 
 
