@@ -14,7 +14,9 @@ import pytest
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.detect import detect, get_ecosystem
 from autoinstall.ecosystems.java import JavaEcosystem
+from autoinstall.ecosystems.java.apache_maven import HOME as APACHE_HOME
 from autoinstall.ecosystems.java.apache_maven import INSTALL as APACHE_MAVEN
+from autoinstall.ecosystems.java.apache_maven import VERSION as APACHE_VERSION
 from autoinstall.ecosystems.java.diagnosis import diagnose
 from autoinstall.ecosystems.java.pins import constraints, freeze, warm
 from autoinstall.ecosystems.java.proposal import GATES_OFF
@@ -23,6 +25,7 @@ from autoinstall.ecosystems.java.survey import survey
 from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from envs.base import ExecResult
+from envs.docker import DockerSandbox
 from envs.fake import FakeFactory, FakeSandbox
 from envs.host_toolchains import OFF_ENV
 from envs.spec import Plan, Step
@@ -326,3 +329,10 @@ def test_the_fixture_verifies_offline_on_docker_with_per_test_ids(builds: Builds
     jar = "org/junit/jupiter/junit-jupiter-api/5.14.1/junit-jupiter-api-5.14.1.jar"
     cached = builds.home / "cache" / "maven" / jar
     assert hashlib.sha1(cached.read_bytes()).hexdigest() == Path(f"{cached}.sha1").read_text().split()[0]
+    # Apache's Maven ran everything (no wrapper here), and it is root's: the task user cannot change it
+    assert any(s.command == APACHE_MAVEN for s in spec.steps) and f"ln -sf {APACHE_HOME}/bin/mvn" in APACHE_MAVEN
+    with DockerSandbox(image=spec.image or "", network=False) as box:
+        seen = box.exec(f"mvn -v | head -1; find {APACHE_HOME} ! -user root -o -perm /022 ! -type l | wc -l")
+    assert seen.ok, seen.output
+    version, not_roots = seen.stdout.splitlines()[:2]
+    assert version.startswith(f"Apache Maven {APACHE_VERSION} ") and not_roots == "0", seen.output

@@ -20,11 +20,12 @@ URL = f"{CENTRAL}/org/apache/maven/apache-maven/{VERSION}/apache-maven-{VERSION}
 HOME = f"/opt/apache-maven-{VERSION}"
 INSTALL = (f"curl -sSf -o /tmp/apache-maven.tgz {URL} && "
            f"echo \"$(curl -sSf {URL}.sha512)  /tmp/apache-maven.tgz\" | sha512sum -c - && "
-           f"tar -xzf /tmp/apache-maven.tgz -C /opt && rm /tmp/apache-maven.tgz && "
-           f"ln -sf {HOME}/bin/mvn /usr/local/bin/mvn && mvn -v")
+           "tar -xzf /tmp/apache-maven.tgz --no-same-owner --no-same-permissions -C /opt && "
+           f"rm /tmp/apache-maven.tgz && ln -sf {HOME}/bin/mvn /usr/local/bin/mvn && mvn -v")
 """Download the distribution from Maven Central, check it against Central's SHA-512, and put its `mvn` on PATH
 ahead of Debian's (/usr/local/bin before /usr/bin): every later step, check, test run and the replay use it. It
-reads the same ~/.m2/settings.xml, ~/.mavenrc, JAVA_HOME and MAVEN_ARGS."""
+reads the same ~/.m2/settings.xml, ~/.mavenrc, JAVA_HOME and MAVEN_ARGS. The files are root's with the umask's
+modes whatever the archive says: a task's agent (another user) cannot change the Maven its tests run on."""
 NOT_LOADED = re.compile(r"Unable to load the mojo '[^']+'(?: \(or one of its required components\))? from the "
                         r"plugin '(?P<plugin>[^']+)'")
 
