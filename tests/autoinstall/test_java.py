@@ -14,6 +14,9 @@ import pytest
 from autoinstall.ecosystems.base import RepairContext
 from autoinstall.ecosystems.detect import detect, get_ecosystem
 from autoinstall.ecosystems.java import JavaEcosystem
+from autoinstall.ecosystems.java.apache_maven import HOME as APACHE_HOME
+from autoinstall.ecosystems.java.apache_maven import INSTALL as APACHE_MAVEN
+from autoinstall.ecosystems.java.apache_maven import VERSION as APACHE_VERSION
 from autoinstall.ecosystems.java.diagnosis import diagnose
 from autoinstall.ecosystems.java.pins import constraints, freeze, warm
 from autoinstall.ecosystems.java.proposal import GATES_OFF
@@ -22,6 +25,7 @@ from autoinstall.ecosystems.java.survey import survey
 from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from envs.base import ExecResult
+from envs.docker import DockerSandbox
 from envs.fake import FakeFactory, FakeSandbox
 from envs.host_toolchains import OFF_ENV
 from envs.spec import Plan, Step
@@ -57,7 +61,8 @@ def test_the_fixture_is_java_and_its_facts_point_into_it() -> None:
 def test_the_fixture_plan_sets_up_maven_builds_with_one_test_class_then_tests_offline() -> None:
     plan = JAVA.propose(survey(REPO), REPO, ("3.11", "3.13"))
     assert (plan.ecosystem, plan.python, plan.test_runner) == ("java", "3.13", "maven")
-    setup, build = plan.steps
+    setup, maven, build = plan.steps
+    assert maven.command == APACHE_MAVEN and maven.kind == "other"  # no wrapper: Apache's Maven, as upstream runs
     assert "-out /etc/ssl/certs/java/cacerts" in setup.command and "~/.m2/settings.xml" in setup.command
     assert "<url>file:///cache/maven</url>" in setup.command and setup.kind == "other"
     assert ("'MAVEN_OPTS=\"-XX:TieredStopAtLevel=1 -Daether.dependencyCollector.impl=bf "
@@ -127,14 +132,15 @@ def test_survey_reads_a_reactor_a_snapshot_parent_a_foreign_repository_and_the_w
     assert any("multi-module" in n for n in plan.notes) and any("sonatype" in n for n in plan.notes)
 
 
-def test_a_wrapper_from_an_unreachable_host_falls_back_to_debians_maven(tmp_path: Path) -> None:
+def test_a_wrapper_from_an_unreachable_host_falls_back_to_apaches_maven_from_central(tmp_path: Path) -> None:
     root = write_tree(tmp_path, {"pom.xml": "<project><artifactId>a</artifactId></project>", "mvnw": "",
                              ".mvn/wrapper/maven-wrapper.properties":
                                  "distributionUrl=https://maven.example.com/apache-maven-3.9.9-bin.zip\n"})
     facts = survey(root)
     assert facts.wrapper and not facts.wrapper_usable and any("maven.example.com" in n for n in facts.notes)
     plan = JAVA.propose(facts, root, ("3.13",))
-    assert plan.steps[1].command == f"mvn -B -ntp test-compile {GATES_OFF}"  # no test sources: nothing to run
+    assert plan.steps[1].command == APACHE_MAVEN
+    assert plan.steps[2].command == f"mvn -B -ntp test-compile {GATES_OFF}"  # no test sources: nothing to run
     assert (plan.test_command, plan.test_runner) == (None, "none")
     assert detect(write_tree(tmp_path / "broken", {"pom.xml": "<project"}))[0].name == "java"
     assert any("malformed XML" in n for n in survey(tmp_path / "broken").notes)
@@ -323,3 +329,10 @@ def test_the_fixture_verifies_offline_on_docker_with_per_test_ids(builds: Builds
     jar = "org/junit/jupiter/junit-jupiter-api/5.14.1/junit-jupiter-api-5.14.1.jar"
     cached = builds.home / "cache" / "maven" / jar
     assert hashlib.sha1(cached.read_bytes()).hexdigest() == Path(f"{cached}.sha1").read_text().split()[0]
+    # Apache's Maven ran everything (no wrapper here), and it is root's: the task user cannot change it
+    assert any(s.command == APACHE_MAVEN for s in spec.steps) and f"ln -sf {APACHE_HOME}/bin/mvn" in APACHE_MAVEN
+    with DockerSandbox(image=spec.image or "", network=False) as box:
+        seen = box.exec(f"mvn -v | head -1; find {APACHE_HOME} ! -user root -o -perm /022 ! -type l | wc -l")
+    assert seen.ok, seen.output
+    version, not_roots = seen.stdout.splitlines()[:2]
+    assert version.startswith(f"Apache Maven {APACHE_VERSION} ") and not_roots == "0", seen.output

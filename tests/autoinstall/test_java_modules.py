@@ -158,13 +158,19 @@ def test_a_plugin_debians_maven_cannot_load_gets_apaches_maven_then_its_module_i
     first = repair(ctx(MOJO))
     assert first is not None and first.kind == "insert_before" and first.step is not None
     assert first.step.command == INSTALL and URL.startswith("https://repo.maven.apache.org/maven2/org/apache/maven/")
-    assert "ln -sf /opt/apache-maven-" in INSTALL and "sha512sum -c" in INSTALL
+    assert "ln -sf /opt/apache-maven-" in INSTALL and "sha512sum -c" in INSTALL and "--no-same-owner" in INSTALL
     assert "io.github.ascopes:protobuf-maven-plugin:5.1.7" in first.step.why
     fix = repair(ctx(MOJO, tried=[first]))
     assert fix is not None and fix.env == {MAVEN_ARGS: "-pl !:proto,!:app"}
     assert "Unable to load the mojo 'generate-test'" in fix.left_out[0].reason
     wrapper = Step(command="sh ./mvnw -B -ntp install -Dtest=CalcTest", why="build", kind="project")
     assert apache_maven(ctx(MOJO).model_copy(update={"failing": wrapper})) is None
+    # the embedded model's plans install Apache's Maven first (a plan without a wrapper): the module goes at once
+    apache = Step(command=INSTALL, why="Apache's Maven", kind="other")
+    planned = ctx(MOJO)
+    planned = planned.model_copy(update={"plan": planned.plan.model_copy(update={"steps": [apache, BUILD]})})
+    assert apache_maven(planned) is None
+    assert (fix := repair(planned)) is not None and fix.env == {MAVEN_ARGS: "-pl !:proto,!:app"}
     assert apache_maven(ctx(FAILED)) is None  # a plugin that loads but cannot download: not Maven's fault
 
 

@@ -6,18 +6,21 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from autoinstall.ecosystems.java.apache_maven import INSTALL as APACHE_MAVEN
+from autoinstall.ecosystems.java.apache_maven import VERSION as APACHE_MAVEN_VERSION
 from autoinstall.ecosystems.java.survey import JavaFacts
 from autoinstall.ecosystems.java.toolchain import IMAGE_JDK, TOOLCHAINS_XML, planned
 from envs.spec import Check, Evidence, Plan, Step
 
 CHAT_ENVIRONMENT = (
     "Commands run with bash in /workspace (a Maven project) inside a Debian container with Debian's "
-    "OpenJDK 21 and Maven, or a newer JDK copied from the host as JAVA_HOME (switch_python to one of "
+    f"OpenJDK 21 and Maven (install Apache's Maven {APACHE_MAVEN_VERSION} first with `{APACHE_MAVEN}`: Debian's "
+    "cannot load some plugins), or a newer JDK copied from the host as JAVA_HOME (switch_python to one of "
     "available_pythons that names it, e.g. 3.13+java-25.0.3); artifacts come from Maven Central. Resolve while "
     "online by a build that runs "
     "one test class (`mvn -B test -Dtest=SomeTest`, so Surefire's provider is fetched too; "
     "dependency:go-offline misses it); tests run offline with `mvn -B -o test` (test_runner maven).")
-"""For chat models: Debian's JDK 21 and Maven, Maven Central, and `mvn -o test` offline."""
+"""For chat models: Debian's JDK 21, Apache's Maven, Maven Central, and `mvn -o test` offline."""
 CACHE_REPOSITORY = "file:///cache/maven"
 """The shared package cache, read through as a Maven repository (layout of Maven Central) before Central:
 what a build downloads still lands in ~/.m2/repository, inside the image."""
@@ -60,8 +63,21 @@ OFFLINE_TEST = f"-o test -Dmaven.test.failure.ignore=true {GATES_OFF}"
 
 
 def maven(facts: JavaFacts) -> str:
-    """The project's Maven wrapper when Maven Central serves its distribution, else Debian's mvn."""
+    """The project's Maven wrapper when Maven Central serves its distribution, else `mvn`: Apache's Maven,
+    which the plan installs first (`apache_maven_steps`)."""
     return "sh ./mvnw" if facts.wrapper_usable else "mvn"
+
+
+def apache_maven_steps(facts: JavaFacts, where: Evidence) -> list[Step]:
+    """Apache's Maven from Maven Central, first on PATH, unless the project's wrapper brings its own: the Maven
+    projects build with upstream. Debian's packaged Maven wires plugins with the Guice and Sisu libraries Debian
+    packages, and a plugin wired for Apache's distribution fails to load there (`Unable to load the mojo`: the
+    whole reactor stops at that module, google/gson's 124 s lost before the repair, apache_maven.py, swapped)."""
+    if facts.wrapper_usable:
+        return []
+    return [Step(command=APACHE_MAVEN, kind="other", evidence=[where],
+                 why=f"Apache's Maven {APACHE_MAVEN_VERSION} from Maven Central, checked against Central's SHA-512, "
+                     "as upstream builds run it: Debian's packaged Maven cannot load some plugins")]
 
 
 def build_command(facts: JavaFacts) -> str:
@@ -96,7 +112,7 @@ def _notes(facts: JavaFacts, toolchain: list[str]) -> list[str]:
 
 
 def propose_plan(facts: JavaFacts, repo: Path, python: str) -> Plan:
-    """Two steps and the checks (an offline compile of main and test sources, the tests), on the JDK the poms
+    """Two or three steps (Apache's Maven without a usable wrapper) and the checks (an offline compile of main and test sources, the tests), on the JDK the poms
     need (`python` plus a host JDK: toolchain.py)."""
     python, toolchain = planned(facts, python)
     where = facts.artifact_evidence or Evidence(file="pom.xml", line=1, text="pom.xml")
@@ -104,6 +120,7 @@ def propose_plan(facts: JavaFacts, repo: Path, python: str) -> Plan:
                   why="Java must trust the machine's CA to reach Maven Central; the shared cache is read as a "
                       "repository first, while downloads land in ~/.m2 inside the image; toolchains.xml lists "
                       "the image's JDKs"),
+             *apache_maven_steps(facts, where),
              Step(command=build_command(facts), kind="project", evidence=[facts.java_evidence or where],
                   why="resolve every dependency and plugin into ~/.m2 and compile main and test sources; "
                       "one test class resolves Surefire's provider for the offline runs")]

@@ -179,13 +179,14 @@ def _wrapper(files: RepoFiles, facts: JavaFacts) -> None:
             facts.wrapper = value.strip()
             facts.wrapper_evidence = Evidence(file=WRAPPER_PROPERTIES, line=number, text=line.strip()[:200])
     if facts.wrapper is None:
-        facts.notes.append(f"mvnw without a distributionUrl in {WRAPPER_PROPERTIES}: Debian's mvn is used")
+        facts.notes.append(f"mvnw without a distributionUrl in {WRAPPER_PROPERTIES}: Apache's Maven from Maven "
+                           "Central is used")
         return
     host = urlparse(facts.wrapper).hostname or ""
     facts.wrapper_usable = host in REACHABLE_HOSTS
     if not facts.wrapper_usable:
         facts.notes.append(f"the Maven wrapper downloads from {host}, which these machines cannot reach: "
-                           "Debian's mvn is used instead")
+                           "Apache's Maven from Maven Central is used instead")
 
 
 def _modules_and_tests(files: RepoFiles, facts: JavaFacts) -> None:
