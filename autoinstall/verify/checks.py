@@ -212,7 +212,6 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
               if c.kind not in ("tests", "collect") or (c.kind == "collect" and collects(plan.test_runner))]
     collection = count_suite(sandbox, plan, deselected, timeout_s, env)
     test_runs: list[TestRun] = []
-    reused = False
     crashed: list[TestRun] = []
     crashed_tests: list[Deselection] = []
     while test_command(plan) is not None and len(test_runs) < runs:
@@ -234,8 +233,7 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
             break
         if prior is not None and runs > 1 and not crashed_tests and len(test_runs) == 1:
             if same_outcomes(prior, run):  # two runs of the tree that agree: the install's stands for one
-                test_runs.insert(0, prior)
-                reused = True
+                test_runs.insert(0, prior.model_copy(update={"sandbox": "install"}))
             prior = None
     if crashed_tests:  # counted against the cap like every deselection
         collection = count_suite(sandbox, plan, [*deselected, *crashed_tests], timeout_s, env)
@@ -250,7 +248,7 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
                    f"in left out: {', '.join(d.test for d in crashed_tests)}; the runs started over without it)")
     elif crashed:
         reason += f" (a run crashed with {crash_signal(crashed[0])} before reporting a test and was run again)"
-    if reused and test_runs and test_runs[0].sandbox == "install":
+    if test_runs and test_runs[0].sandbox == "install":
         reason += " (the first run: the install phase's last, which the image's agreed with test for test)"
     return Verification(verified=ok, reason=reason, checks=checks, runs=test_runs, flaky=flaky_tests(test_runs),
                         threshold=threshold, max_deselected=max_deselected, collection=collection,

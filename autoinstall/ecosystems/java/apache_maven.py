@@ -1,7 +1,7 @@
 """Apache's own Maven distribution, from Maven Central, in place of Debian's packaged Maven: the embedded model's
 plans install it first (proposal.py), and this repair brings it to a plan without it (a chat model's) when a
-plugin cannot be loaded by Debian's: Debian builds Maven against the Guice, Sisu and resolver libraries it packages, and a plugin
-whose components are wired for Apache's distribution fails there with `Unable to load the mojo ... (or one of
+plugin cannot be loaded by Debian's: Debian builds Maven against the Guice, Sisu and resolver libraries it
+packages, and a plugin whose components are wired for Apache's distribution fails there with `Unable to load the mojo ... (or one of
 its required components)` (google/gson's protobuf-maven-plugin 5.1.7 on trixie's Maven 3.9.9; Apache's 3.9.11
 loads it and builds the module). Only when the build runs Debian's `mvn` (a project's wrapper already is
 Apache's); when Apache's cannot load the plugin either, the module is left out (modules.py).
@@ -34,8 +34,8 @@ def apache_maven(ctx: RepairContext) -> Repair | None:
     """Debian's `mvn` could not load a plugin: install Apache's Maven from Maven Central before the failing step,
     once; None for a wrapper build, another failure, or when Apache's Maven is in use already (a plan step)."""
     found = NOT_LOADED.search(ctx.output)
-    if found is None or not ctx.failing.command.startswith("mvn ") or any(s.command == INSTALL
-                                                                          for s in ctx.plan.steps):
+    in_use = any(s.command == INSTALL for s in ctx.plan.steps)
+    if found is None or not ctx.failing.command.startswith("mvn ") or in_use:
         return None
     step = Step(command=INSTALL, kind="other", evidence=[Evidence(file="<output>", text=found.group(0)[:300])],
                 why=f"Debian's Maven cannot load {found.group('plugin')}; Apache's Maven {VERSION} from Maven "

@@ -112,8 +112,8 @@ def _notes(facts: JavaFacts, toolchain: list[str]) -> list[str]:
 
 
 def propose_plan(facts: JavaFacts, repo: Path, python: str) -> Plan:
-    """Two or three steps (Apache's Maven without a usable wrapper) and the checks (an offline compile of main and test sources, the tests), on the JDK the poms
-    need (`python` plus a host JDK: toolchain.py)."""
+    """Two or three steps (Apache's Maven without a usable wrapper) and the checks (an offline compile of main
+    and test sources, the tests), on the JDK the poms need (`python` plus a host JDK: toolchain.py)."""
     python, toolchain = planned(facts, python)
     where = facts.artifact_evidence or Evidence(file="pom.xml", line=1, text="pom.xml")
     steps = [Step(command=SETUP, kind="other", evidence=[where],
