@@ -6,7 +6,6 @@ replay Dockerfile and its build context), `templates/`.
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,10 +13,11 @@ from autoinstall.ecosystems.base import Ecosystem
 from autoinstall.options import BuildOptions
 from autoinstall.record.dockerfile import render_dockerfile, write_build_context
 from autoinstall.record.outputs import default_env_dir, env_tag, load_spec, slug, spec_dir, write_outputs
+from autoinstall.record.replay import Replay
 from autoinstall.verify import judge_spec, verify_image
 from envs.base import SandboxFactory
 from envs.errors import EnvError, SandboxLimitError
-from envs.spec import CheckResult, EnvSpec, Failure, TestRun
+from envs.spec import EnvSpec, Failure, TestRun
 
 Report = Callable[[str, str], None]
 
@@ -48,10 +48,27 @@ def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOp
     name = slug(spec.source.name)
     tag = spec.image or env_tag(name, spec.source.revision, spec.model)
     spec.image = factory.finalize(snapshot, tag, spec.env, _labels(spec))
-    spec.status, frozen = "failed", ""
+    spec.status = "failed"
+    replay = Replay(spec, tag, options, factory, ecosystem)
+    written: list[Path] = []
+
+    def write_context(installed: str) -> Path:
+        spec.dockerfile = render_dockerfile(base_image=spec.base_image or "", steps=spec.steps, env=spec.env,
+                                            name=name, commit=spec.source.commit, source=spec.source.repo,
+                                            pin_env=ecosystem.pin_env, toolchains=spec.toolchains)
+        written.append(write_build_context(out / "context", repo=repo, dockerfile=spec.dockerfile,
+                                           constraints=ecosystem.constraints(installed, spec.source.name),
+                                           stub_wheels=stub_wheels))
+        return written[-1]
+
+    def frozen_ready(installed: str) -> None:  # the replay builds while the image's verification runs
+        context = write_context(installed)
+        if options.rebuild_check:
+            replay.start(context)
+
     say("phase", "verify")
     try:
-        frozen, verification = verify_image(spec, options, factory, ecosystem, prior)
+        _, verification = verify_image(spec, options, factory, ecosystem, prior, on_frozen=frozen_ready)
     except SandboxLimitError as e:
         spec.verification = None
         spec.failure = Failure(failure_class="disk_limit", message=f"verification was stopped: {e}")
@@ -62,14 +79,9 @@ def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOp
         spec.verification = verification
         spec.deselected = [*spec.deselected, *verification.crashed_tests]  # left out of its runs, so recorded
         judge_spec(spec, verification)
-    spec.dockerfile = render_dockerfile(base_image=spec.base_image or "", steps=spec.steps, env=spec.env,
-                                        name=name, commit=spec.source.commit, source=spec.source.repo,
-                                        pin_env=ecosystem.pin_env, toolchains=spec.toolchains)
-    context = write_build_context(out / "context", repo=repo, dockerfile=spec.dockerfile,
-                                  constraints=ecosystem.constraints(frozen, spec.source.name),
-                                  stub_wheels=stub_wheels)
-    if options.rebuild_check and spec.status == "verified":
-        _rebuild_check(spec, context, tag, options, factory, ecosystem)
+    if not written:  # verification stopped before it read what is installed
+        write_context("")
+    replay.judge(spec)
     spec.env_dir = spec.env_dir or str(out)
     write_outputs(out, spec)
     return spec
@@ -87,28 +99,6 @@ def fill_cache(spec: EnvSpec, out: Path, factory: SandboxFactory, ecosystem: Eco
             ecosystem.warm(sandbox, constraints.read_text())
     except EnvError:
         return
-
-
-def _rebuild_check(spec: EnvSpec, context: Path, tag: str, options: BuildOptions, factory: SandboxFactory,
-                   ecosystem: Ecosystem) -> None:
-    """Build the replay Dockerfile and verify that image too (one run of the suite: flakiness was judged on the
-    installed image, the replay has only to show it builds the same environment); a mismatch fails the spec."""
-    start = time.monotonic()
-    rebuilt = factory.build(context, f"{tag}-rebuild", {"autoinstall.kind": "rebuild"})
-    once = options.model_copy(update={"verify_runs": 1})
-    try:
-        _, again = verify_image(spec.model_copy(update={"image": rebuilt}), once, factory, ecosystem)
-    finally:
-        factory.discard([rebuilt])
-    if spec.verification is not None:  # on record: the replay was built and verified, and how that went
-        spec.verification.checks.append(CheckResult(
-            name="rebuild", kind="rebuild", command=f"docker build {context} && verify once", required=True,
-            ok=again.verified, exit_code=0 if again.verified else 1,
-            duration_s=round(time.monotonic() - start, 1), output_tail=again.reason[-500:]))
-    if not again.verified:
-        spec.status = "failed"
-        spec.failure = Failure(failure_class="rebuild_mismatch",
-                               message=f"the replay Dockerfile builds an image that does not verify: {again.reason}")
 
 
 __all__ = ["default_env_dir", "env_tag", "fill_cache", "finish", "keep_failed", "load_spec", "slug", "spec_dir",

@@ -8,6 +8,8 @@ that runs a side suite gives way to the default collection, which the install lo
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from autoinstall.ecosystems.base import Ecosystem
 from autoinstall.options import BuildOptions
 from autoinstall.verify.checks import flaky_tests, judge, run_check, verify
@@ -17,11 +19,15 @@ from envs.spec import EnvSpec, TestRun, Verification
 
 
 def verify_image(spec: EnvSpec, options: BuildOptions, factory: SandboxFactory,
-                 ecosystem: Ecosystem, prior: TestRun | None = None) -> tuple[str, Verification]:
-    """In a fresh sandbox from `spec.image` with the network off: what is installed, then the suite (`prior`:
-    the install phase's last run, which may stand for the first run: `verify`)."""
+                 ecosystem: Ecosystem, prior: TestRun | None = None,
+                 on_frozen: Callable[[str], None] | None = None) -> tuple[str, Verification]:
+    """In a fresh sandbox from `spec.image` with the network off: what is installed (handed to `on_frozen` at
+    once, before the checks and runs), then the suite (`prior`: the install phase's last run, which may stand
+    for the first run: `verify`)."""
     with factory.sandbox(spec.image or "", network=False) as sandbox:
         frozen = ecosystem.freeze(sandbox)
+        if on_frozen is not None:
+            on_frozen(frozen)
         verification = verify(sandbox, spec.plan, spec.deselected, runs=options.verify_runs,
                               threshold=options.threshold, timeout_s=options.budgets.test_timeout_s,
                               max_deselected=options.max_deselected,

@@ -5,6 +5,8 @@ image carry it the way Docker images do; installs need the network, imports and 
 """
 import json
 import re
+import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from autoinstall.options import BuildOptions
@@ -140,6 +142,59 @@ def test_embedded_model_builds_verifies_and_rebuilds_from_its_dockerfile(tmp_pat
     assert builder.commands() == [s.command for s in spec.steps]
     assert len(runs(next(s for s in factory.sandboxes if s.image == spec.image))) == 1  # the install's run agreed
     assert len(runs(next(s for s in factory.sandboxes if s.image == rebuilt))) == 1  # the replay: once
+
+
+class ReplayWatch(Machine):
+    """Machine whose suite runs in the environment's image note whether the replay's build had started by then
+    (each waits up to `wait_s` for it) and, with `image_fails`, fail there (but not in the install sandbox)."""
+
+    def __init__(self, image_fails: bool = False, wait_s: float = 10.0) -> None:
+        super().__init__()
+        self.image_fails, self.wait_s = image_fails, wait_s
+        self.building = threading.Event()
+        self.overlapped: list[bool] = []
+
+    def __call__(self, sb: FakeSandbox, cmd: str, env: dict[str, str]) -> ExecResult | None:
+        in_image = not sb.image.startswith(("fake-base", "fake-snapshot")) and not sb.image.endswith("-rebuild")
+        if in_image and "--junitxml=" in cmd:
+            self.overlapped.append(self.building.wait(self.wait_s))
+            if self.image_fails:
+                return ExecResult(exit_code=1, stdout="1 failed, 3 passed in 0.01s")
+        return super().__call__(sb, cmd, env)
+
+
+class WatchedFactory(FakeFactory):
+    """A FakeFactory that tells its machine when a replay build starts."""
+
+    def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
+        assert isinstance(self.behaviour, ReplayWatch)
+        self.behaviour.building.set()
+        return super().build(context, tag, labels)
+
+
+def test_the_replay_builds_and_verifies_while_the_image_is_verified(tmp_path: Path) -> None:
+    machine = ReplayWatch()
+    factory = WatchedFactory(machine)
+    spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True), factory=factory)
+
+    assert spec.status == "verified", spec.failure
+    assert machine.overlapped == [True]  # the image's run waited for nothing: the replay was already building
+    rebuild = [c for c in spec.verification.checks if c.name == "rebuild"]
+    assert len(rebuild) == 1 and rebuild[0].ok
+    assert len(runs(next(s for s in factory.sandboxes if s.image == f"{spec.image}-rebuild"))) == 1
+    assert f"{spec.image}-rebuild" in factory.discarded
+
+
+def test_a_replay_beside_a_failed_verification_records_nothing_and_leaves_nothing(tmp_path: Path) -> None:
+    machine = ReplayWatch(image_fails=True)
+    factory = WatchedFactory(machine)
+    spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True), factory=factory)
+
+    assert spec.status == "failed" and spec.failure is not None
+    assert spec.failure.failure_class != "rebuild_mismatch", spec.failure  # the image's own verdict stands
+    assert not [c for c in spec.verification.checks if c.name == "rebuild"]
+    assert f"{spec.image}-rebuild" in factory.discarded and f"{spec.image}-rebuild" not in factory.images
+    assert load_spec(tmp_path / "env" / "spec.json").status == "failed"
 
 
 PLAN = {"python": "3.11", "test_command": "python -m pytest",
