@@ -29,9 +29,11 @@ from envs.errors import EnvError
 CHANNEL_MOUNT = "/run/autoinstall-tools"
 """Where the channel directory appears inside the container."""
 _PEERCRED = struct.Struct("3i")
-PAUSE_BACKOFF_S = (0.1, 0.3, 1.0)
+PAUSE_BACKOFF_S = (0.1, 0.3, 1.0, 3.0, 5.0)
 """Waits before pausing again after the engine answered "unable to freeze": the cgroup freezer gives up when
-a process keeps changing state (forking, in an uninterruptible read) under load; a moment later it freezes."""
+a process keeps changing state (forking, in an uninterruptible read) under load; a moment later it freezes.
+On a loaded two-core machine four tries over 1.4 s were not enough once (a Go task's episode in the full test
+run, 2026-12-07): the last two waits give it ~10 s in all."""
 
 
 def make_channel_dir() -> Path:

@@ -9,6 +9,8 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
 from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from autoinstall.plan.models.replay_server import ReplayServer, tool_call
@@ -19,6 +21,13 @@ from envs.fake import FactorySandbox, FakeFactory, FakeSandbox
 from envs.spec import EnvSpec
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "pep621_extras"
+
+
+@pytest.fixture(autouse=True)
+def own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each build its own AUTOINSTALL_HOME: every test here builds pep621_extras, whose build lock lives in the
+    home, and tests on other xdist workers (or another run) building it at the same moment would find it held."""
+    monkeypatch.setenv("AUTOINSTALL_HOME", str(tmp_path / "home"))
 INSTALLED = "/opt/venv/installed/eggs"
 HEADERS = "/usr/include/zlib.h"
 TESTS = ("test_default_size", "test_size[1]", "test_size[2]", "test_size[3]")
