@@ -63,7 +63,8 @@ class Replay:
         if not again.verified:
             spec.status = "failed"
             spec.failure = Failure(failure_class="rebuild_mismatch",
-                                   message=f"the replay Dockerfile builds an image that does not verify: {again.reason}")
+                                   message="the replay Dockerfile builds an image that does not verify: "
+                                           + again.reason)
 
     def _run(self, before: EnvSpec, context: Path) -> None:
         start = time.monotonic()

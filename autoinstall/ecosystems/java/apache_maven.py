@@ -1,10 +1,10 @@
 """Apache's own Maven distribution, from Maven Central, in place of Debian's packaged Maven: the embedded model's
 plans install it first (proposal.py), and this repair brings it to a plan without it (a chat model's) when a
 plugin cannot be loaded by Debian's: Debian builds Maven against the Guice, Sisu and resolver libraries it
-packages, and a plugin whose components are wired for Apache's distribution fails there with `Unable to load the mojo ... (or one of
-its required components)` (google/gson's protobuf-maven-plugin 5.1.7 on trixie's Maven 3.9.9; Apache's 3.9.11
-loads it and builds the module). Only when the build runs Debian's `mvn` (a project's wrapper already is
-Apache's); when Apache's cannot load the plugin either, the module is left out (modules.py).
+packages, and a plugin whose components are wired for Apache's distribution fails there with `Unable to load the
+mojo ... (or one of its required components)` (google/gson's protobuf-maven-plugin 5.1.7 on trixie's Maven
+3.9.9; Apache's 3.9.11 loads it and builds the module). Only when the build runs Debian's `mvn` (a project's
+wrapper already is Apache's); when Apache's cannot load the plugin either, the module is left out (modules.py).
 """
 from __future__ import annotations
 
