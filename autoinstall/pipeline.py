@@ -12,13 +12,16 @@ from pathlib import Path
 
 from autoinstall.ecosystems import toolchains
 from autoinstall.ecosystems.detect import get_ecosystem, looked_for
-from autoinstall.install import install
+from autoinstall.ecosystems.base import Ecosystem
+from autoinstall.install import InstallResult, install
 from autoinstall.options import BuildOptions, docker_factory
 from autoinstall.plan import propose
-from autoinstall.record import default_env_dir, fill_cache, finish, keep_failed, slug, write_outputs
+from autoinstall.record import (EarlyBuild, default_env_dir, early_context, env_tag, fill_cache, finish, keep_failed,
+                                replay_context, slug, write_outputs)
 from autoinstall.record.lock import build_lock
 from autoinstall.source import check_out
-from envs.base import SandboxFactory
+from envs.base import Sandbox, SandboxFactory
+from envs.errors import EnvError
 from envs.spec import EnvSpec, Failure, SourceRecord, Timings
 
 Report = Callable[[str, str], None]
@@ -88,23 +91,45 @@ def _install_and_record(spec: EnvSpec, model: object, src: Path, out: Path, opti
     env = {} if options.latest_deps else ecosystem.as_of(spec.source.commit_date)  # type: ignore[arg-type]
     if options.latest_deps:
         spec.plan.notes.append("--latest-deps: dependencies resolve with today's releases, not as of the commit")
-    result = install(spec.plan, src, model, factory, ecosystem, options, env, out / "logs", say)
-    timings.install_s = round(time.monotonic() - t0, 3)
-    spec.python, spec.steps, spec.env = result.python, result.steps, result.env
+    early = EarlyBuild(factory, env_tag(slug(spec.source.name), spec.source.revision, spec.model))
+
+    def steps_done(sandbox: Sandbox, installed: InstallResult) -> None:  # the replay builds beside the suite
+        draft = _installed(spec.model_copy(deep=True), installed, ecosystem, factory, src)
+        try:
+            frozen = ecosystem.freeze(sandbox)
+        except EnvError:
+            return
+        early.start(replay_context(draft, early_context(), src, ecosystem, frozen, installed.stub_wheels))
+
+    try:
+        result = install(spec.plan, src, model, factory, ecosystem, options, env, out / "logs", say,
+                         on_steps_done=steps_done if options.rebuild_check else None)
+        timings.install_s = round(time.monotonic() - t0, 3)
+        _installed(spec, result, ecosystem, factory, src)
+        spec.failure = result.failure
+        try:
+            if result.snapshot is not None and result.failure is None:
+                t0 = time.monotonic()
+                finish(spec, result.snapshot, src, out, options, factory, ecosystem, result.stub_wheels, say,
+                       prior=result.last_run, early=early)
+                timings.verify_s = round(time.monotonic() - t0, 3)
+                fill_cache(spec, out, factory, ecosystem)
+            elif result.snapshot is not None:
+                keep_failed(spec, result.snapshot, factory)
+        finally:
+            factory.discard(result.snapshots)
+    finally:
+        early.discard()
+
+
+def _installed(spec: EnvSpec, result: InstallResult, ecosystem: Ecosystem, factory: SandboxFactory,
+               src: Path) -> EnvSpec:
+    """`spec` with what the install phase did (steps, variables, deselections...), its base image and
+    toolchains; returns it."""
+    spec.python, spec.steps, spec.env = result.python, list(result.steps), dict(result.env)
     spec.stubs, spec.deselected, spec.log, spec.skipped = result.stubs, result.deselected, result.log, result.skipped
     if result.plan is not None:
         spec.plan, spec.test_command = result.plan, result.plan.test_command
     spec.base_image = ecosystem.base_image(factory, result.python)
     spec.toolchains = toolchains.records(ecosystem, result.python, result.env, src, spec.base_image)
-    spec.failure = result.failure
-    try:
-        if result.snapshot is not None and result.failure is None:
-            t0 = time.monotonic()
-            finish(spec, result.snapshot, src, out, options, factory, ecosystem, result.stub_wheels, say,
-                   prior=result.last_run)
-            timings.verify_s = round(time.monotonic() - t0, 3)
-            fill_cache(spec, out, factory, ecosystem)
-        elif result.snapshot is not None:
-            keep_failed(spec, result.snapshot, factory)
-    finally:
-        factory.discard(result.snapshots)
+    return spec

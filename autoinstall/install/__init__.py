@@ -12,15 +12,17 @@ from pathlib import Path
 
 from autoinstall.ecosystems import toolchains
 from autoinstall.ecosystems.base import Ecosystem
-from autoinstall.install.loop import Installer, InstallResult, Reporter
+from autoinstall.install.loop import Installer, InstallResult, Reporter, StepsDone
 from autoinstall.options import BuildOptions
 from envs.base import Sandbox, SandboxFactory
 from envs.spec import Plan
 
 
 def install(plan: Plan, src: Path, model: object, factory: SandboxFactory, ecosystem: Ecosystem,
-            options: BuildOptions, env: dict[str, str], log_dir: Path, report: Reporter) -> InstallResult:
-    """Phase 2 in sandboxes from `factory` (network on, package cache mounted); snapshots are kept."""
+            options: BuildOptions, env: dict[str, str], log_dir: Path, report: Reporter,
+            on_steps_done: StepsDone | None = None) -> InstallResult:
+    """Phase 2 in sandboxes from `factory` (network on, package cache mounted); snapshots are kept.
+    `on_steps_done`: called when an attempt's steps have all run, before its checks and tests (loop.py)."""
 
     def make(toolchain: str) -> Sandbox:
         image = ecosystem.base_image(factory, toolchain)
@@ -28,7 +30,8 @@ def install(plan: Plan, src: Path, model: object, factory: SandboxFactory, ecosy
 
     installer = Installer(plan, src, model, make, ecosystem=ecosystem, log_dir=log_dir, report=report,
                           budgets=options.budgets.model_copy(update={"threshold": options.threshold}),
-                          available_pythons=toolchains.choices(ecosystem))  # host toolchains too: "3.13+java-25.0.3"
+                          available_pythons=toolchains.choices(ecosystem),  # host toolchains too: "3.13+java-25.0.3"
+                          on_steps_done=on_steps_done)
     installer.result.env.update(env)
     try:
         return said_why(installer.run())
@@ -46,4 +49,4 @@ def said_why(result: InstallResult) -> InstallResult:
     return result
 
 
-__all__ = ["InstallResult", "Installer", "install", "said_why"]
+__all__ = ["InstallResult", "Installer", "StepsDone", "install", "said_why"]

@@ -30,6 +30,9 @@ SandboxFactory = Callable[[str], Sandbox]
 Reporter = Callable[[str, str], None]
 """Called with (event, text): "step" when a command starts, "done"/"fail"/"repair" after it."""
 
+StepsDone = Callable[[Sandbox, InstallResult], None]
+"""Called when an attempt's steps have all run, before its checks and tests (the replay's build starts there)."""
+
 
 class _Restart(Exception):
     """Start over: on another interpreter, or because a variable every step resolved under changed."""
@@ -45,13 +48,14 @@ class Installer:
     def __init__(self, plan: Plan, repo: Path, model: object, make_sandbox: SandboxFactory, *,
                  budgets: Budgets | None = None, log_dir: Path | None = None,
                  available_pythons: list[str] | None = None, report: Reporter | None = None,
-                 ecosystem: Ecosystem | None = None) -> None:
+                 ecosystem: Ecosystem | None = None, on_steps_done: StepsDone | None = None) -> None:
         self.plan, self.repo, self.model, self.make_sandbox = plan, repo, model, make_sandbox
         self.ecosystem = ecosystem or FALLBACK
         self.budgets = budgets or Budgets()
         self.log_dir = log_dir
         self.available_pythons = available_pythons or list(self.ecosystem.toolchains)
         self.report = report or (lambda event, text: None)
+        self.on_steps_done = on_steps_done
         self.result = InstallResult(ok=False, python=plan.python)
         self.started = time.monotonic()
         self.sandbox: Sandbox | None = None
@@ -353,6 +357,8 @@ class Installer:
         self._snapshot("source")
         self.result.steps, self.result.last_run = [], None
         failure = self._install_steps(list(self.plan.steps))
+        if failure is None and self.on_steps_done is not None:
+            self.on_steps_done(self.sandbox, self.result)
         if failure is None:
             failure = self._check_and_test()
             if failure is not None and self.narrow is not None:  # the side suite that passed stands (partial)

@@ -13,11 +13,11 @@ from autoinstall.ecosystems.base import Ecosystem
 from autoinstall.options import BuildOptions
 from autoinstall.record.dockerfile import render_dockerfile, write_build_context
 from autoinstall.record.outputs import default_env_dir, env_tag, load_spec, slug, spec_dir, write_outputs
-from autoinstall.record.replay import Replay
+from autoinstall.record.replay import EarlyBuild, Replayed, early_context, replay
 from autoinstall.verify import judge_spec, verify_image
 from envs.base import SandboxFactory
 from envs.errors import EnvError, SandboxLimitError
-from envs.spec import EnvSpec, Failure, TestRun
+from envs.spec import EnvSpec, Failure, TestRun, Verification
 
 Report = Callable[[str, str], None]
 
@@ -32,12 +32,28 @@ def _labels(spec: EnvSpec) -> dict[str, str]:
     return {"autoinstall.kind": "environment", "autoinstall.source": spec.source.repo}
 
 
+def replay_context(spec: EnvSpec, dest: Path, repo: Path, ecosystem: Ecosystem, installed: str,
+                   stub_wheels: dict[str, bytes]) -> Path:
+    """Render `spec`'s replay Dockerfile (into `spec.dockerfile`) and write its build context at `dest`, the
+    installed versions (`installed`, the ecosystem's freeze) pinned; returns `dest`."""
+    name = slug(spec.source.name)
+    spec.dockerfile = render_dockerfile(base_image=spec.base_image or "", steps=spec.steps, env=spec.env,
+                                        name=name, commit=spec.source.commit, source=spec.source.repo,
+                                        pin_env=ecosystem.pin_env, toolchains=spec.toolchains)
+    return write_build_context(dest, repo=repo, dockerfile=spec.dockerfile,
+                               constraints=ecosystem.constraints(installed, spec.source.name),
+                               stub_wheels=stub_wheels)
+
+
 def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOptions, factory: SandboxFactory,
            ecosystem: Ecosystem, stub_wheels: dict[str, bytes], report: Report | None = None,
-           prior: TestRun | None = None) -> EnvSpec:
-    """Tag `snapshot`, verify it offline in a fresh sandbox, write the Dockerfile, context and spec.json.
+           prior: TestRun | None = None, early: EarlyBuild | None = None) -> EnvSpec:
+    """Tag the environment's image, verify it offline in a fresh sandbox, write the Dockerfile, context and
+    spec.json. The image is `snapshot`'s, or with `options.rebuild_check` the replay Dockerfile's build when that
+    verifies (replay.py); then the snapshot is verified only to tell a `rebuild_mismatch` from its own failure.
 
-    `prior`, the install phase's last run, may stand for verification's first run (autoinstall/verify).
+    `prior`, the install phase's last run, may stand for verification's first run (autoinstall/verify); `early`,
+    the replay's build started when the install's steps were done, is taken when nothing changed since.
     A verification that cannot run (engine failure) is recorded as an `infrastructure` failure; a failed
     verification is recorded with its class. `repo` is the checkout copied into the build context.
 
@@ -47,28 +63,31 @@ def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOp
     say = report or (lambda event, text: None)
     name = slug(spec.source.name)
     tag = spec.image or env_tag(name, spec.source.revision, spec.model)
-    spec.image = factory.finalize(snapshot, tag, spec.env, _labels(spec))
     spec.status = "failed"
-    replay = Replay(spec, tag, options, factory, ecosystem)
     written: list[Path] = []
+    tagged: list[str] = []
 
     def write_context(installed: str) -> Path:
-        spec.dockerfile = render_dockerfile(base_image=spec.base_image or "", steps=spec.steps, env=spec.env,
-                                            name=name, commit=spec.source.commit, source=spec.source.repo,
-                                            pin_env=ecosystem.pin_env, toolchains=spec.toolchains)
-        written.append(write_build_context(out / "context", repo=repo, dockerfile=spec.dockerfile,
-                                           constraints=ecosystem.constraints(installed, spec.source.name),
-                                           stub_wheels=stub_wheels))
+        written.append(replay_context(spec, out / "context", repo, ecosystem, installed, stub_wheels))
         return written[-1]
 
-    def frozen_ready(installed: str) -> None:  # the replay builds while the image's verification runs
-        context = write_context(installed)
-        if options.rebuild_check:
-            replay.start(context)
+    def tag_image(image: str) -> None:
+        spec.image = factory.finalize(image, tag, spec.env, _labels(spec))
+        tagged.append(image)
 
     say("phase", "verify")
+    replayed: Replayed | None = None
     try:
-        _, verification = verify_image(spec, options, factory, ecosystem, prior, on_frozen=frozen_ready)
+        if options.rebuild_check:
+            replayed = replay(spec, snapshot, tag, write_context, options, factory, ecosystem, prior, early)
+        if replayed is not None and replayed.verified:
+            assert replayed.image is not None and replayed.verification is not None
+            tag_image(replayed.image)
+            verification = replayed.verification
+        else:
+            tag_image(snapshot)
+            _, verification = verify_image(spec, options, factory, ecosystem, prior,
+                                           on_frozen=None if written else write_context)
     except SandboxLimitError as e:
         spec.verification = None
         spec.failure = Failure(failure_class="disk_limit", message=f"verification was stopped: {e}")
@@ -79,12 +98,29 @@ def finish(spec: EnvSpec, snapshot: str, repo: Path, out: Path, options: BuildOp
         spec.verification = verification
         spec.deselected = [*spec.deselected, *verification.crashed_tests]  # left out of its runs, so recorded
         judge_spec(spec, verification)
+        if replayed is not None:
+            _judge_replay(spec, verification, replayed)
+    finally:
+        if replayed is not None and replayed.image is not None:
+            factory.discard([replayed.image])  # the environment's tag holds it when it verified
+    if not tagged:  # stopped before the image was tagged: `debug` starts from the snapshot's
+        tag_image(snapshot)
     if not written:  # verification stopped before it read what is installed
         write_context("")
-    replay.judge(spec)
     spec.env_dir = spec.env_dir or str(out)
     write_outputs(out, spec)
     return spec
+
+
+def _judge_replay(spec: EnvSpec, verification: Verification, replayed: Replayed) -> None:
+    """Record the rebuild check; an environment that verifies only in the snapshot's image is a mismatch."""
+    verification.checks.append(replayed.check())
+    if not replayed.verified and spec.status in ("verified", "partial"):
+        spec.status = "failed"
+        spec.failure = Failure(failure_class="rebuild_mismatch",
+                               message="the replay Dockerfile builds an image that does not verify: "
+                                       + (replayed.reason or (replayed.verification.reason
+                                                              if replayed.verification else "")))
 
 
 def fill_cache(spec: EnvSpec, out: Path, factory: SandboxFactory, ecosystem: Ecosystem) -> None:
@@ -101,5 +137,5 @@ def fill_cache(spec: EnvSpec, out: Path, factory: SandboxFactory, ecosystem: Eco
         return
 
 
-__all__ = ["default_env_dir", "env_tag", "fill_cache", "finish", "keep_failed", "load_spec", "slug", "spec_dir",
-           "write_outputs"]
+__all__ = ["EarlyBuild", "default_env_dir", "early_context", "env_tag", "fill_cache", "finish", "keep_failed",
+           "load_spec", "replay_context", "slug", "spec_dir", "write_outputs"]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from envs.docker.images import image_labels
 from envs.spec import EnvSpec
 from tests.autoinstall.test_python_locks import build_old_commit
 from tests.builds import Builds, BuiltEnv
@@ -142,6 +143,9 @@ def test_rebuild_check_replays_the_dockerfile_to_a_verified_image(builds: Builds
     spec = env.spec
     assert spec.status == "verified", spec.failure
     assert any(c.name == "rebuild" and c.ok for c in spec.verification.checks), spec.verification.checks
+    # the environment's image is the replay Dockerfile's build (its LABEL line), not the install's snapshot
+    assert (image_labels(spec.image or "") or {}).get("autoinstall.commit") == (spec.source.commit or "unknown")
+    assert all(image_labels(f"{spec.image}-rebuild{n}") is None for n in ("", "-1", "-2"))
     constraints = (env.out / "context" / "autoinstall" / "constraints.txt").read_text()
     assert "pytest==" in constraints and "-e" not in constraints
     assert any("libyaml-dev" in s.command for s in spec.steps)

@@ -5,8 +5,6 @@ image carry it the way Docker images do; installs need the network, imports and 
 """
 import json
 import re
-import threading
-from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -103,12 +101,14 @@ def assert_snapshots_discarded(spec: EnvSpec, factory: FakeFactory) -> None:
     assert set(factory.images) == {spec.base_image, spec.image}
 
 
-def assert_verified_and_recorded(spec: EnvSpec, factory: FakeFactory, out: Path, tmp_path: Path) -> None:
-    """What every verified build must show: offline verification, records on disk, nothing left behind."""
+def assert_verified_and_recorded(spec: EnvSpec, factory: FakeFactory, out: Path, tmp_path: Path,
+                                 verified_in: str | None = None) -> None:
+    """What every verified build must show: offline verification (in `verified_in`, the image the environment's
+    was tagged from; its own by default), records on disk, nothing left behind."""
     assert spec.status == "verified" and spec.failure is None, spec.failure
     assert spec.base_image == "fake-base:python3.11"
     installs = [s for s in factory.sandboxes if s.cache]
-    checks = [s for s in factory.sandboxes if s.image == spec.image]
+    checks = [s for s in factory.sandboxes if s.image == (verified_in or spec.image)]
     assert installs and all(s.network_at_start and s.image == spec.base_image for s in installs)
     assert [s.network_at_start for s in checks] == [False]
     installing = [e for e in factory.executed if e.sandbox in {s.index for s in installs}]
@@ -141,69 +141,75 @@ def test_embedded_model_builds_verifies_and_rebuilds_from_its_dockerfile(tmp_pat
     spec = build_environment(str(REPO), BuildOptions(out_dir=out, rebuild_check=True),
                              lambda event, text: events.append((event, text)), factory=factory)
 
-    assert_verified_and_recorded(spec, factory, out, tmp_path)
+    rebuilt = factory.images[spec.image].parent
+    assert rebuilt == f"{spec.image}-rebuild-1"  # built while the install's suite ran, and taken: nothing changed
+    assert_verified_and_recorded(spec, factory, out, tmp_path, verified_in=rebuilt)
     assert [s.command for s in spec.steps] == [s.command for s in spec.plan.steps] == [
         "uv pip install -e '.[test]'"]
     assert [text for event, text in events if event == "phase"] == ["source", "propose", "install", "verify"]
-    rebuilt = f"{spec.image}-rebuild"
-    assert rebuilt in factory.discarded
+    # the environment's image is the replay's build, verified once; the snapshot's image is never verified
+    assert rebuilt in factory.discarded and not [s for s in factory.sandboxes if s.image == spec.image]
+    snapshot_reads = [s for s in factory.sandboxes if s.image.startswith("fake-snapshot") and not s.cache]
+    assert [s.commands() for s in snapshot_reads] == [["uv pip freeze --exclude-editable"]]
+    rebuild = [c for c in spec.verification.checks if c.name == "rebuild"]
+    assert len(rebuild) == 1 and rebuild[0].ok and "is this build, made beside the install" in rebuild[0].output_tail
     builder = next(s for s in factory.sandboxes if s.image == spec.base_image and not s.cache)
     assert builder.commands() == [s.command for s in spec.steps]
-    assert len(runs(next(s for s in factory.sandboxes if s.image == spec.image))) == 1  # the install's run agreed
-    assert len(runs(next(s for s in factory.sandboxes if s.image == rebuilt))) == 1  # the replay: once
 
 
-class ReplayWatch(Machine):
-    """Machine whose suite runs in the environment's image note whether the replay's build had started by then
-    (each waits up to `wait_s` for it) and, with `image_fails`, fail there (but not in the install sandbox)."""
+class FailsIn(Machine):
+    """Machine whose suite fails in the replay's image (`rebuild`) and/or in the snapshot's, tagged as the
+    environment's (`image`), never in the install sandbox."""
 
-    def __init__(self, image_fails: bool = False, wait_s: float = 10.0) -> None:
+    def __init__(self, *where: str) -> None:
         super().__init__()
-        self.image_fails, self.wait_s = image_fails, wait_s
-        self.building = threading.Event()
-        self.overlapped: list[bool] = []
+        self.where = where
 
     def __call__(self, sb: FakeSandbox, cmd: str, env: dict[str, str]) -> ExecResult | None:
-        in_image = not sb.image.startswith(("fake-base", "fake-snapshot")) and not sb.image.endswith("-rebuild")
-        if in_image and "--junitxml=" in cmd:
-            self.overlapped.append(self.building.wait(self.wait_s))
-            if self.image_fails:
-                return ExecResult(exit_code=1, stdout="1 failed, 3 passed in 0.01s")
+        place = ("rebuild" if re.search(r"-rebuild(-\d+)?$", sb.image) else "install" if sb.image.startswith(
+            ("fake-base", "fake-snapshot")) else "image")
+        if place in self.where and "--junitxml=" in cmd:
+            return ExecResult(exit_code=1, stdout="1 failed, 3 passed in 0.01s")
         return super().__call__(sb, cmd, env)
 
 
-class WatchedFactory(FakeFactory):
-    """A FakeFactory that tells its machine when a replay build starts."""
-
-    def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
-        assert isinstance(self.behaviour, ReplayWatch)
-        self.behaviour.building.set()
-        return super().build(context, tag, labels)
-
-
-def test_the_replay_builds_and_verifies_while_the_image_is_verified(tmp_path: Path) -> None:
-    machine = ReplayWatch()
-    factory = WatchedFactory(machine)
-    spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True), factory=factory)
-
-    assert spec.status == "verified", spec.failure
-    assert machine.overlapped == [True]  # the image's run waited for nothing: the replay was already building
-    rebuild = [c for c in spec.verification.checks if c.name == "rebuild"]
-    assert len(rebuild) == 1 and rebuild[0].ok
-    assert len(runs(next(s for s in factory.sandboxes if s.image == f"{spec.image}-rebuild"))) == 1
-    assert f"{spec.image}-rebuild" in factory.discarded
-
-
-def test_a_replay_beside_a_failed_verification_records_nothing_and_leaves_nothing(tmp_path: Path) -> None:
-    machine = ReplayWatch(image_fails=True)
-    factory = WatchedFactory(machine)
+def test_a_replay_that_does_not_verify_is_a_mismatch_when_the_snapshot_does(tmp_path: Path) -> None:
+    factory = FakeFactory(FailsIn("rebuild"))
     spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True), factory=factory)
 
     assert spec.status == "failed" and spec.failure is not None
-    assert spec.failure.failure_class != "rebuild_mismatch", spec.failure  # the image's own verdict stands
-    assert not [c for c in spec.verification.checks if c.name == "rebuild"]
-    assert f"{spec.image}-rebuild" in factory.discarded and f"{spec.image}-rebuild" not in factory.images
-    assert load_spec(tmp_path / "env" / "spec.json").status == "failed"
+    assert spec.failure.failure_class == "rebuild_mismatch", spec.failure
+    assert factory.images[spec.image].parent.startswith("fake-snapshot")  # debug starts from the installed state
+    assert len(runs(next(s for s in factory.sandboxes if s.image == spec.image))) == 1  # the snapshot's verdict
+    rebuild = [c for c in spec.verification.checks if c.name == "rebuild"]
+    assert len(rebuild) == 1 and not rebuild[0].ok
+    assert not [i for i in factory.images if "-rebuild" in i]
+    assert load_spec(tmp_path / "env" / "spec.json").failure.failure_class == "rebuild_mismatch"
+
+
+def test_an_environment_that_fails_in_both_images_keeps_its_own_failure(tmp_path: Path) -> None:
+    factory = FakeFactory(FailsIn("rebuild", "image"))
+    spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True), factory=factory)
+
+    assert spec.status == "failed" and spec.failure is not None
+    assert spec.failure.failure_class not in ("rebuild_mismatch", "infrastructure"), spec.failure
+    assert [c.ok for c in spec.verification.checks if c.name == "rebuild"] == [False]
+    assert not [i for i in factory.images if "-rebuild" in i]
+
+
+def test_a_dockerfile_that_does_not_build_is_a_mismatch_not_an_error(tmp_path: Path) -> None:
+    class NoNetworkInBuilds(Machine):
+        def __call__(self, sb: FakeSandbox, cmd: str, env: dict[str, str]) -> ExecResult | None:
+            if sb.image == "fake-base:python3.11" and not sb.cache and cmd.startswith("uv pip install"):
+                return ExecResult(exit_code=1, stderr="error: the registry is unreachable")
+            return super().__call__(sb, cmd, env)
+
+    factory = FakeFactory(NoNetworkInBuilds())
+    spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True), factory=factory)
+
+    assert spec.failure is not None and spec.failure.failure_class == "rebuild_mismatch", spec.failure
+    assert "did not build" in spec.failure.message
+    assert factory.images[spec.image].parent.startswith("fake-snapshot")
 
 
 PLAN = {"python": "3.11", "test_command": "python -m pytest",
@@ -277,3 +283,31 @@ def test_a_tree_with_nothing_to_build_fails_listing_what_was_looked_for(tmp_path
     for name in ("pyproject.toml", "requirements*.txt", "package.json", "go.mod", "Cargo.toml", "pom.xml"):
         assert name in spec.failure.message, spec.failure.message
     assert "3 levels below" in spec.failure.message and not factory.sandboxes  # no sandbox was started
+
+
+class NeedsPluginForTests(Machine):
+    """Machine whose suite needs a package the plan does not install: the first run fails on its import, and
+    the repair installs it after the steps (so after the replay's early build started)."""
+
+    PLUGIN = "/opt/venv/installed/hypothesis"
+
+    def __call__(self, sb: FakeSandbox, cmd: str, env: dict[str, str]) -> ExecResult | None:
+        if cmd.startswith("uv pip install") and "hypothesis" in cmd and sb.network:
+            sb.files[self.PLUGIN] = b"1"
+            return ExecResult(exit_code=0)
+        if ("--junitxml=" in cmd or "--collect-only" in cmd) and self.PLUGIN not in sb.files:
+            return ExecResult(exit_code=2, stdout="E   ModuleNotFoundError: No module named 'hypothesis'\n"
+                                                  "1 error in 0.01s")
+        return super().__call__(sb, cmd, env)
+
+
+def test_a_step_added_after_the_early_build_gets_a_replay_of_its_own(tmp_path: Path) -> None:
+    factory = FakeFactory(NeedsPluginForTests())
+    spec = build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True), factory=factory)
+
+    assert spec.status == "verified", spec.failure
+    assert any("hypothesis" in s.command for s in spec.steps), spec.steps
+    assert factory.images[spec.image].parent == f"{spec.image}-rebuild"  # built again: the early one lacked it
+    assert f"{spec.image}-rebuild-1" in factory.discarded  # the early build, not taken, removed
+    assert not [i for i in factory.images if "-rebuild" in i]
+    assert any("hypothesis" in line for line in spec.dockerfile.splitlines() if line.startswith("RUN"))
