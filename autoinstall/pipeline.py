@@ -95,6 +95,9 @@ def _install_and_record(spec: EnvSpec, model: object, src: Path, out: Path, opti
     early = EarlyBuild(factory, env_tag(slug(spec.source.name), spec.source.revision, spec.model))
 
     def steps_done(sandbox: Sandbox, installed: InstallResult) -> None:  # the replay builds beside the suite
+        if not early.changed((installed.python, [s.command for s in installed.steps], sorted(installed.env.items()),
+                              sorted(installed.stub_wheels))):
+            return
         where = early_context()
         try:
             draft = _installed(spec.model_copy(deep=True), installed, ecosystem, factory, src)
