@@ -5,6 +5,7 @@ Only stage entry points are called here; each stage is a folder of `autoinstall/
 from __future__ import annotations
 
 import datetime as dt
+import shutil
 import tempfile
 import time
 from collections.abc import Callable
@@ -94,12 +95,17 @@ def _install_and_record(spec: EnvSpec, model: object, src: Path, out: Path, opti
     early = EarlyBuild(factory, env_tag(slug(spec.source.name), spec.source.revision, spec.model))
 
     def steps_done(sandbox: Sandbox, installed: InstallResult) -> None:  # the replay builds beside the suite
-        draft = _installed(spec.model_copy(deep=True), installed, ecosystem, factory, src)
-        try:
-            frozen = ecosystem.freeze(sandbox)
-        except EnvError:
+        if not early.changed((installed.python, [s.command for s in installed.steps], sorted(installed.env.items()),
+                              sorted(installed.stub_wheels))):
             return
-        early.start(replay_context(draft, early_context(), src, ecosystem, frozen, installed.stub_wheels))
+        where = early_context()
+        try:
+            draft = _installed(spec.model_copy(deep=True), installed, ecosystem, factory, src)
+            context = replay_context(draft, where, src, ecosystem, ecosystem.freeze(sandbox), installed.stub_wheels)
+        except (EnvError, OSError):  # no early build: the rebuild check builds the replay when it starts
+            shutil.rmtree(where, ignore_errors=True)
+            return
+        early.start(context)
 
     try:
         result = install(spec.plan, src, model, factory, ecosystem, options, env, out / "logs", say,

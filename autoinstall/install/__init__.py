@@ -22,7 +22,7 @@ def install(plan: Plan, src: Path, model: object, factory: SandboxFactory, ecosy
             options: BuildOptions, env: dict[str, str], log_dir: Path, report: Reporter,
             on_steps_done: StepsDone | None = None) -> InstallResult:
     """Phase 2 in sandboxes from `factory` (network on, package cache mounted); snapshots are kept.
-    `on_steps_done`: called when an attempt's steps have all run, before its checks and tests (loop.py)."""
+    `on_steps_done`: called with what is installed before each round of checks and tests (loop.py)."""
 
     def make(toolchain: str) -> Sandbox:
         image = ecosystem.base_image(factory, toolchain)

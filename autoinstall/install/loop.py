@@ -31,7 +31,7 @@ Reporter = Callable[[str, str], None]
 """Called with (event, text): "step" when a command starts, "done"/"fail"/"repair" after it."""
 
 StepsDone = Callable[[Sandbox, InstallResult], None]
-"""Called when an attempt's steps have all run, before its checks and tests (the replay's build starts there)."""
+"""Called when the steps so far have run, before each round of checks and tests (the replay's build starts there)."""
 
 
 class _Restart(Exception):
@@ -338,6 +338,8 @@ class Installer:
     def _check_and_test(self) -> Failure | None:
         """Run import/collect checks and the tests; repair until they pass or nothing more helps."""
         while (failure := self._out_of_budget()) is None:
+            if self.on_steps_done is not None:  # a repair may have added a step since the last round
+                self.on_steps_done(self.sandbox, self.result)  # type: ignore[arg-type]
             checks, failure, repaired = self._repair_checks()
             if failure is not None:
                 return failure
@@ -357,8 +359,6 @@ class Installer:
         self._snapshot("source")
         self.result.steps, self.result.last_run = [], None
         failure = self._install_steps(list(self.plan.steps))
-        if failure is None and self.on_steps_done is not None:
-            self.on_steps_done(self.sandbox, self.result)
         if failure is None:
             failure = self._check_and_test()
             if failure is not None and self.narrow is not None:  # the side suite that passed stands (partial)

@@ -8,8 +8,8 @@ the snapshot's image and again in the rebuild's. The snapshot is verified only w
 to tell the Dockerfile's fault (`rebuild_mismatch`) from the environment's own (`finish`).
 
 The build itself starts earlier (`EarlyBuild`): as soon as the install's steps are done, from what they installed,
-while the install phase runs its checks and suite; the rebuild check takes it when its context is the final one
-(a repair after the steps, a new step or variable, gets a build of its own).
+while the install phase runs its checks and suite, and again whenever a repair there adds a step or a variable;
+the rebuild check takes the last one when its context is the final one, else builds its own.
 """
 from __future__ import annotations
 
@@ -108,13 +108,19 @@ class _Build:
 @dataclass
 class EarlyBuild:
     """The replay's build, started as soon as the install's steps are done (`start`), while its checks and suite
-    run. `take` hands the rebuild check that build when its context is the final one (no repair added a step,
-    a variable or a pin since), else nothing; `discard` removes every build not taken."""
+    run, and again when a repair changed what is installed (`changed`). `take` hands the rebuild check the last
+    build when its context is the final one, else nothing; `discard` removes every build not taken."""
 
     factory: SandboxFactory
     tag: str
     _builds: list[_Build] = field(default_factory=list)
     _taken: str | None = None
+    _state: object = None
+
+    def changed(self, state: object) -> bool:
+        """Whether `state` (what the install has done: steps, variables...) differs from the last one given."""
+        changed, self._state = state != self._state, state
+        return changed
 
     def start(self, context: Path) -> None:
         """Build `context` (a directory this object now owns: removed when its build ends) in a thread."""
