@@ -124,7 +124,13 @@ def _install_and_record(spec: EnvSpec, model: object, src: Path, out: Path, opti
                 keep_failed(spec, result.snapshot, factory)
         finally:
             factory.discard(result.snapshots)
-    finally:
+    except Exception:
+        early.discard()
+        raise
+    except BaseException:  # Ctrl-C, SIGTERM, a batch stopping: no wait for a replay still building
+        early.abandon()
+        raise
+    else:
         early.discard()
 
 

@@ -153,6 +153,11 @@ class EarlyBuild:
         for build in self._builds:
             assert build.thread is not None
             build.thread.join()
+        self.abandon()
+
+    def abandon(self) -> None:
+        """Remove the images built and not taken, without waiting for a build still running (the build was
+        interrupted): what that one leaves is `autoinstall cleanup`'s (its image names this process as owner)."""
         self.factory.discard([b.image for b in self._builds if b.image and b.image != self._taken])
 
 

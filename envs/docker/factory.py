@@ -8,7 +8,7 @@ from typing import Protocol
 
 from envs.base import LABEL, Limits
 from envs.docker.container import DockerSandboxConfig
-from envs.docker.engine import KIND_LABEL
+from envs.docker.engine import KIND_LABEL, owner_labels
 from envs.docker.images import build_image, image_labels, remove_image
 from envs.docker.sandbox import DockerSandbox
 from envs.errors import EnvError
@@ -69,8 +69,10 @@ class DockerFactory:
             return build_image(Path(context), tag, labels={LABEL: "1", **labels}, buildargs={})
 
     def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
-        """A replay of a project's steps: its setup code runs under the sandboxes' memory limit."""
-        return build_image(context, tag, labels={LABEL: "1", **labels}, buildargs={}, limits=self.limits)
+        """A replay of a project's steps: its setup code runs under the sandboxes' memory limit. The image names
+        this process as its owner: `cleanup` removes a replay an interrupted build left once the process is gone."""
+        return build_image(context, tag, labels={LABEL: "1", **owner_labels(), **labels}, buildargs={},
+                           limits=self.limits)
 
     def discard(self, images: Sequence[str]) -> None:
         for image in images:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -73,10 +74,11 @@ def cleanup(
                 _try(report, lambda cid=c["Id"]: api.remove_container(cid, force=True, v=True))
         snapshots = api.images(all=True, filters={"label": [f"{KIND_LABEL}=snapshot", *extra]})
         starts = api.images(filters={"label": [f"{KIND_LABEL}={TASK_KIND}", *extra]}) if extra else []
-        for img in sorted(starts + snapshots, key=lambda i: i.get("Created", 0), reverse=True):  # children first
-            tags = [t for t in img.get("RepoTags") or [] if t != "<none>:<none>"]
-            start = (img.get("Labels") or {}).get(KIND_LABEL) == TASK_KIND
-            if not start and any(not t.startswith(f"{SNAPSHOT_REPO}:") for t in tags):
+        rebuilds = [i for i in api.images(filters={"label": [f"{KIND_LABEL}=rebuild", *extra]})
+                    if _tags(i) and all(REBUILD_TAG.search(t) for t in _tags(i))]  # a replay an interrupt left
+        for img in sorted(starts + snapshots + rebuilds, key=lambda i: i.get("Created", 0), reverse=True):
+            snapshot = (img.get("Labels") or {}).get(KIND_LABEL) == "snapshot"  # children first, by time
+            if snapshot and any(not t.startswith(f"{SNAPSHOT_REPO}:") for t in _tags(img)):
                 continue
             if owned_by_another_live_process(img.get("Labels")):
                 report.left_alone.append(img["Id"])
@@ -104,6 +106,14 @@ def cleanup(
     finally:
         client.close()
     return report
+
+
+REBUILD_TAG = re.compile(r"-rebuild(-\d+)?$")
+"""The tag of a replay's build (autoinstall/record/replay.py) before the environment's tag takes it."""
+
+
+def _tags(image: dict[str, object]) -> list[str]:
+    return [t for t in image.get("RepoTags") or [] if t != "<none>:<none>"]  # type: ignore[attr-defined]
 
 
 def _layer_dir(volume: dict[str, object]) -> Path:

@@ -5,6 +5,8 @@ image carry it the way Docker images do; installs need the network, imports and 
 """
 import json
 import re
+import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -312,3 +314,29 @@ def test_a_step_added_after_the_early_build_gets_a_replay_of_its_own(tmp_path: P
     assert f"{spec.image}-rebuild-1" in factory.discarded  # the first early build, not taken, removed
     assert not [i for i in factory.images if "-rebuild" in i]
     assert any("hypothesis" in line for line in spec.dockerfile.splitlines() if line.startswith("RUN"))
+
+
+def test_an_interrupt_does_not_wait_for_the_replay_still_building(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    class SlowBuilds(FakeFactory):
+        def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
+            release.wait(30)  # a replay still downloading
+            return super().build(context, tag, labels)
+
+    class InterruptedSuite(Machine):
+        def __call__(self, sb: FakeSandbox, cmd: str, env: dict[str, str]) -> ExecResult | None:
+            if "--junitxml=" in cmd:
+                raise KeyboardInterrupt
+            return super().__call__(sb, cmd, env)
+
+    factory = SlowBuilds(InterruptedSuite())
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True), factory=factory)
+        assert not release.is_set()  # it came back while the replay was still building
+        assert [t for t in threading.enumerate() if t.name == "early-replay"]
+    finally:
+        release.set()
+    for thread in [t for t in threading.enumerate() if t.name == "early-replay"]:
+        thread.join(30)

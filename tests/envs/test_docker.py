@@ -566,3 +566,33 @@ def test_cleanup_removes_a_chain_of_snapshots_whatever_order_the_engine_lists_th
     assert set(ids[1:]) <= set(report.images)  # the parent goes with them, or after them as dangling
     for iid in ids:
         assert subprocess.run(["docker", "image", "inspect", iid], capture_output=True, check=False).returncode != 0
+
+
+def test_cleanup_removes_a_replay_an_interrupted_build_left_and_keeps_the_one_an_environment_stands_on(
+        base_image: str) -> None:
+    """A replay's build (`<env tag>-rebuild-N`) that an interrupt left tagged goes once its process is gone; the
+    replay an environment's image was made from (untagged, with that child) is neither removed nor an error."""
+    labels = {"autoinstall.test": uuid.uuid4().hex[:12]}
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a process that no longer runs
+    owner = f"{socket.gethostname()}:{gone.pid}:engine"
+    label_args = ["--label", "autoinstall=1", "--label", f"autoinstall.test={labels['autoinstall.test']}",
+                  "--label", "autoinstall.kind=rebuild", "--label", f"autoinstall.owner={owner}"]
+    left = f"autoinstall-env/leftover:{labels['autoinstall.test']}-rebuild-1"
+    used = f"autoinstall-env/kept:{labels['autoinstall.test']}-rebuild"
+    env = f"autoinstall-env/kept:{labels['autoinstall.test']}"
+    for n, ref in enumerate((left, used)):
+        subprocess.run(["docker", "build", "-q", "-t", ref, *label_args, "-"], input=f"FROM {base_image}\nRUN echo {n}"
+                       " > /replayed\n", text=True, check=True, capture_output=True)
+    subprocess.run(["docker", "build", "-q", "-t", env, "--label", "autoinstall.kind=environment", "-"],
+                   input=f"FROM {used}\nENV A=1\n", text=True, check=True, capture_output=True)
+    subprocess.run(["docker", "rmi", used], check=True, capture_output=True)  # the environment's tag took it
+    left_id = _inspect("image", left)["Id"]
+    try:
+        assert cleanup(dry_run=True, labels=labels).images == [left_id]
+        report = cleanup(labels=labels)
+        assert report.images == [left_id] and report.errors == []
+        assert subprocess.run(["docker", "image", "inspect", left], capture_output=True).returncode != 0
+        assert _inspect("image", env)["Config"]["Labels"]["autoinstall.kind"] == "environment"
+    finally:
+        subprocess.run(["docker", "rmi", "-f", env, left], capture_output=True, check=False)
