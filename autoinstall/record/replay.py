@@ -102,7 +102,6 @@ class _Build:
     digest: str
     thread: threading.Thread | None = None
     image: str | None = None
-    error: BaseException | None = None
 
 
 @dataclass
@@ -132,20 +131,20 @@ class EarlyBuild:
     def _build(self, build: _Build, context: Path) -> None:
         try:
             build.image = self.factory.build(context, build.tag, {"autoinstall.kind": "rebuild"})
-        except BaseException as e:  # noqa: BLE001 - a failed early build is built again by the rebuild check
-            build.error = e
+        except BaseException:  # noqa: BLE001, S110 - a failed early build is built again by the rebuild check
+            pass
         finally:
             shutil.rmtree(context, ignore_errors=True)
 
     def take(self, context: Path) -> str | None:
-        """The image of the last build started, if its context is `context`'s and it built; None otherwise."""
-        if not self._builds:
+        """The image of the last build started, if its context is `context`'s and it built; None otherwise. A
+        build of another context is not waited for (it goes on, and `discard` removes it)."""
+        if not self._builds or self._builds[-1].digest != context_digest(context):
             return None
         last = self._builds[-1]
         assert last.thread is not None
         last.thread.join()
-        if last.image is not None and last.digest == context_digest(context):
-            self._taken = last.image
+        self._taken = last.image
         return self._taken
 
     def discard(self) -> None:

@@ -15,6 +15,7 @@ from autoinstall.options import BuildOptions
 from autoinstall.pipeline import build_environment
 from autoinstall.plan.models.replay_server import ReplayServer, tool_call
 from autoinstall.record import load_spec
+from autoinstall.record.replay import EarlyBuild, early_context
 from envs.base import ExecResult
 from envs.catalog import Catalog
 from envs.fake import FactorySandbox, FakeFactory, FakeSandbox
@@ -340,3 +341,43 @@ def test_an_interrupt_does_not_wait_for_the_replay_still_building(tmp_path: Path
         release.set()
     for thread in [t for t in threading.enumerate() if t.name == "early-replay"]:
         thread.join(30)
+
+
+
+def replay_context(at: Path, base: str) -> Path:
+    """A replay's build context at `at`: a Dockerfile from `base`, an empty autoinstall/."""
+    (at / "autoinstall").mkdir(parents=True, exist_ok=True)
+    (at / "Dockerfile").write_text(f"FROM {base}\n")
+    return at
+
+
+def test_a_replay_of_a_context_that_is_no_longer_the_final_one_is_not_waited_for(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    class SlowBuilds(FakeFactory):
+        def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
+            release.wait(30)  # a replay still downloading
+            return super().build(context, tag, labels)
+
+    factory = SlowBuilds()
+    base = factory.base_image("3.11")
+    early = EarlyBuild(factory, "autoinstall-env/x:1")
+    early.start(replay_context(early_context(), base))  # what the install had done when its steps were in
+    try:
+        assert early.take(replay_context(tmp_path / "final", f"{base}-changed")) is None  # the freeze differs
+        assert [t for t in threading.enumerate() if t.name == "early-replay"]  # came back, the build still on
+    finally:
+        release.set()
+    early.discard()
+    assert factory.discarded == ["autoinstall-env/x:1-rebuild-1"]
+
+
+def test_the_last_replay_is_taken_when_its_context_is_the_final_one(tmp_path: Path) -> None:
+    factory = FakeFactory()
+    base = factory.base_image("3.11")
+    early = EarlyBuild(factory, "autoinstall-env/x:1")
+    early.start(replay_context(early_context(), base))
+
+    assert early.take(replay_context(tmp_path / "final", base)) == "autoinstall-env/x:1-rebuild-1"
+    early.discard()
+    assert factory.discarded == []
