@@ -18,9 +18,10 @@ from autoinstall.install import InstallResult, install
 from autoinstall.options import BuildOptions, docker_factory
 from autoinstall.plan import propose
 from autoinstall.record import (EarlyBuild, default_env_dir, early_context, env_tag, fill_cache, finish, keep_failed,
-                                replay_context, slug, write_outputs)
+                                replay_context, slug, verification_inputs, write_outputs)
 from autoinstall.record.lock import build_lock
 from autoinstall.source import check_out
+from autoinstall.verify import verify_image
 from envs.base import Sandbox, SandboxFactory
 from envs.errors import EnvError
 from envs.spec import EnvSpec, Failure, SourceRecord, Timings
@@ -105,7 +106,9 @@ def _install_and_record(spec: EnvSpec, model: object, src: Path, out: Path, opti
         except (EnvError, OSError):  # no early build: the rebuild check builds the replay when it starts
             shutil.rmtree(where, ignore_errors=True)
             return
-        early.start(context)
+        one_run = options.model_copy(update={"verify_runs": 1})  # the install's last run may stand for the other
+        early.start(context, lambda image, beside: verify_image(draft.model_copy(update={"image": image}), one_run,
+                                                                beside, ecosystem)[1], verification_inputs(draft))
 
     try:
         result = install(spec.plan, src, model, factory, ecosystem, options, env, out / "logs", say,

@@ -13,7 +13,7 @@ from autoinstall.ecosystems.base import Ecosystem
 from autoinstall.options import BuildOptions
 from autoinstall.record.dockerfile import render_dockerfile, write_build_context
 from autoinstall.record.outputs import default_env_dir, env_tag, load_spec, slug, spec_dir, write_outputs
-from autoinstall.record.replay import EarlyBuild, Replayed, early_context, replay
+from autoinstall.record.replay import EarlyBuild, Replayed, early_context, replay, verification_inputs
 from autoinstall.verify import judge_spec, verify_image
 from envs.base import SandboxFactory
 from envs.errors import EnvError, SandboxLimitError
@@ -138,4 +138,4 @@ def fill_cache(spec: EnvSpec, out: Path, factory: SandboxFactory, ecosystem: Eco
 
 
 __all__ = ["EarlyBuild", "default_env_dir", "early_context", "env_tag", "fill_cache", "finish", "keep_failed",
-           "load_spec", "replay_context", "slug", "spec_dir", "write_outputs"]
+           "load_spec", "replay_context", "slug", "spec_dir", "verification_inputs", "write_outputs"]

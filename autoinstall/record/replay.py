@@ -9,7 +9,10 @@ to tell the Dockerfile's fault (`rebuild_mismatch`) from the environment's own (
 
 The build itself starts earlier (`EarlyBuild`): as soon as the install's steps are done, from what they installed,
 while the install phase runs its checks and suite, and again whenever a repair there adds a step or a variable;
-the rebuild check takes the last one when its context is the final one, else builds its own.
+the rebuild check takes the last one when its context is the final one, else builds its own. Once built, the
+image's checks and first suite run are made at once, beside the install phase's own run (`verify_early`); the
+rebuild check keeps them when nothing the verification reads changed since (the plan, the deselections) and the
+install's last run agrees with them (`with_install_run`), else verifies the image again.
 """
 from __future__ import annotations
 
@@ -21,16 +24,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from autoinstall.ecosystems.base import Ecosystem
 from autoinstall.options import BuildOptions
 from autoinstall.verify import verify_image
-from envs.base import SandboxFactory
+from autoinstall.verify.checks import with_install_run
+from envs.base import Sandbox, SandboxFactory
 from envs.errors import EnvError, ImageBuildError
 from envs.spec import CheckResult, EnvSpec, TestRun, Verification
 
 WriteContext = Callable[[str], Path]
 """Given what is installed (the ecosystem's freeze), write the replay's build context; returns its directory."""
+VerifyEarly = Callable[[str, SandboxFactory], Verification]
+"""Given an early build's image and the factory to start its sandboxes from, its verification of one run (raising
+EnvError when it cannot run)."""
 
 
 @dataclass
@@ -44,6 +52,8 @@ class Replayed:
     reason: str = ""
     early: bool = False
     """Whether the image is the build started when the install's steps were done (EarlyBuild)."""
+    verified_beside: bool = False
+    """Whether its checks and suite run were made beside the install phase's run (EarlyBuild's verification)."""
 
     @property
     def verified(self) -> bool:
@@ -56,8 +66,12 @@ class Replayed:
                            required=True, ok=self.verified, exit_code=0 if self.verified else 1,
                            duration_s=round(self.seconds, 1),
                            output_tail=(why if not self.verified else
-                                        f"the environment's image is this build"
-                                        f"{', made beside the install phase' if self.early else ''} ({why})")[-500:])
+                                        f"the environment's image is this build{self._beside()} ({why})")[-500:])
+
+    def _beside(self) -> str:
+        if self.verified_beside:
+            return ", made and its suite run beside the install phase"
+        return ", made beside the install phase" if self.early else ""
 
 
 def replay(spec: EnvSpec, snapshot: str, tag: str, write_context: WriteContext, options: BuildOptions,
@@ -79,13 +93,22 @@ def replay(spec: EnvSpec, snapshot: str, tag: str, write_context: WriteContext, 
         rebuilt = taken or factory.build(context, f"{tag}-rebuild", {"autoinstall.kind": "rebuild"})
     except ImageBuildError as e:
         return Replayed(None, None, context, time.monotonic() - start, f"the replay Dockerfile did not build: {e}")
+    made = early.verification(verification_inputs(spec)) if taken is not None and early is not None else None
+    beside = with_install_run(made, spec.plan, prior, options.verify_runs) if made is not None else None
     try:
-        _, verification = verify_image(spec.model_copy(update={"image": rebuilt}), options, factory, ecosystem,
-                                       prior)
+        verification = beside or verify_image(spec.model_copy(update={"image": rebuilt}), options, factory,
+                                              ecosystem, prior)[1]
     except BaseException:
         factory.discard([rebuilt])
         raise
-    return Replayed(rebuilt, verification, context, time.monotonic() - start, early=taken is not None)
+    return Replayed(rebuilt, verification, context, time.monotonic() - start, early=taken is not None,
+                    verified_beside=beside is not None)
+
+
+def verification_inputs(spec: EnvSpec) -> str:
+    """What an image's verification reads of the record besides the image: the plan (test command, checks, runner)
+    and the deselections. A verification made from other inputs is not the one the record asks for."""
+    return spec.plan.model_dump_json() + "".join(d.model_dump_json() for d in spec.deselected)
 
 
 def context_digest(context: Path) -> str:
@@ -100,8 +123,31 @@ def context_digest(context: Path) -> str:
 class _Build:
     tag: str
     digest: str
+    inputs: str = ""
+    verify: VerifyEarly | None = None
     thread: threading.Thread | None = None
     image: str | None = None
+    verification: Verification | None = None
+    sandboxes: list[Sandbox] = field(default_factory=list)
+
+
+class _Watched:
+    """The factory for a verification beside the install: the sandboxes it makes are kept in `sandboxes`, so that
+    `EarlyBuild.abandon` can stop them from the interrupted thread (the process would leave them running)."""
+
+    def __init__(self, factory: SandboxFactory, sandboxes: list[Sandbox], stopping: threading.Event) -> None:
+        self._factory, self._sandboxes, self._stopping = factory, sandboxes, stopping
+
+    def sandbox(self, image: str, **options: Any) -> Sandbox:
+        if self._stopping.is_set():
+            msg = "the build was abandoned: no verification beside it"
+            raise EnvError(msg)
+        sandbox = self._factory.sandbox(image, **options)
+        self._sandboxes.append(sandbox)
+        return sandbox
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._factory, name)
 
 
 @dataclass
@@ -115,15 +161,18 @@ class EarlyBuild:
     _builds: list[_Build] = field(default_factory=list)
     _taken: str | None = None
     _state: object = None
+    _stopping: threading.Event = field(default_factory=threading.Event)
 
     def changed(self, state: object) -> bool:
         """Whether `state` (what the install has done: steps, variables...) differs from the last one given."""
         changed, self._state = state != self._state, state
         return changed
 
-    def start(self, context: Path) -> None:
-        """Build `context` (a directory this object now owns: removed when its build ends) in a thread."""
-        build = _Build(tag=f"{self.tag}-rebuild-{len(self._builds) + 1}", digest=context_digest(context))
+    def start(self, context: Path, verify: VerifyEarly | None = None, inputs: str = "") -> None:
+        """Build `context` (a directory this object now owns: removed when its build ends) in a thread; then
+        `verify` the image there, a verification of what `inputs` (`verification_inputs`) names."""
+        build = _Build(tag=f"{self.tag}-rebuild-{len(self._builds) + 1}", digest=context_digest(context),
+                       inputs=inputs, verify=verify)
         build.thread = threading.Thread(target=self._build, args=(build, context), name="early-replay", daemon=True)
         self._builds.append(build)
         build.thread.start()
@@ -132,9 +181,20 @@ class EarlyBuild:
         try:
             build.image = self.factory.build(context, build.tag, {"autoinstall.kind": "rebuild"})
         except BaseException:  # noqa: BLE001, S110 - a failed early build is built again by the rebuild check
-            pass
+            return
         finally:
             shutil.rmtree(context, ignore_errors=True)
+        if build.verify is not None and not self._stopping.is_set():
+            watched = cast(SandboxFactory, _Watched(self.factory, build.sandboxes, self._stopping))
+            try:
+                build.verification = build.verify(build.image, watched)
+            except BaseException:  # noqa: BLE001, S110 - the rebuild check verifies the image itself
+                build.verification = None
+
+    def verification(self, inputs: str) -> Verification | None:
+        """The taken build's verification, when it was made of `inputs`."""
+        taken = next((b for b in self._builds if b.image is not None and b.image == self._taken), None)
+        return taken.verification if taken is not None and taken.inputs == inputs else None
 
     def take(self, context: Path) -> str | None:
         """The image of the last build started, if its context is `context`'s and it built; None otherwise. A
@@ -148,7 +208,8 @@ class EarlyBuild:
         return self._taken
 
     def discard(self) -> None:
-        """Wait for every build and remove the images not taken."""
+        """Wait for every build (a verification not yet begun is not begun) and remove the images not taken."""
+        self._stopping.set()
         for build in self._builds:
             assert build.thread is not None
             build.thread.join()
@@ -156,7 +217,14 @@ class EarlyBuild:
 
     def abandon(self) -> None:
         """Remove the images built and not taken, without waiting for a build still running (the build was
-        interrupted): what that one leaves is `autoinstall cleanup`'s (its image names this process as owner)."""
+        interrupted): what that one leaves is `autoinstall cleanup`'s (its image names this process as owner).
+        A verification running beside the install has its sandbox stopped (its run ends, its thread with it)."""
+        self._stopping.set()
+        for sandbox in [s for b in self._builds for s in b.sandboxes]:
+            try:
+                sandbox.stop()
+            except Exception:  # noqa: BLE001, S112 - best effort on the way out: `autoinstall cleanup` removes it
+                continue
         self.factory.discard([b.image for b in self._builds if b.image and b.image != self._taken])
 
 

@@ -237,6 +237,26 @@ def verify(sandbox: Sandbox, plan: Plan, deselected: list[Deselection], *, runs:
             prior = None
     if crashed_tests:  # counted against the cap like every deselection
         collection = count_suite(sandbox, plan, [*deselected, *crashed_tests], timeout_s, env)
+    return _verdict(plan, checks, collection, test_runs, threshold, max_deselected, crashed, crashed_tests)
+
+
+def with_install_run(made: Verification, plan: Plan, prior: TestRun | None, runs: int) -> Verification | None:
+    """`made`, the image's verification of one run made beside the install phase (its checks, its suite's size,
+    one run), completed by `prior`, the install phase's last run, standing for the first of two runs: what
+    `verify(..., runs=2, prior=prior)` comes to when its first run agrees with `prior`. None when it cannot
+    stand (other than two runs asked, no prior, a crash, the runs disagree): the image is verified again."""
+    if (prior is None or runs != 2 or len(made.runs) != 1 or made.crashed_runs or made.crashed_tests
+            or not same_outcomes(prior, made.runs[0])):
+        return None
+    first = prior.model_copy(update={"sandbox": "install"})
+    return _verdict(plan, made.checks, made.collection, [first, made.runs[0]], made.threshold, made.max_deselected,
+                    [], [])
+
+
+def _verdict(plan: Plan, checks: list[CheckResult], collection: Collection | None, test_runs: list[TestRun],
+             threshold: float, max_deselected: float, crashed: list[TestRun],
+             crashed_tests: list[Deselection]) -> Verification:
+    """The verification of these checks and runs: judged, the outputs left out (the record keeps the tails)."""
     if abilities(plan.test_runner).listing_is_lower_bound:
         collection = with_ran(collection, combine(test_runs))
     ok, reason = judge(checks, test_runs, threshold, collection, max_deselected)

@@ -16,10 +16,10 @@ from autoinstall.pipeline import build_environment
 from autoinstall.plan.models.replay_server import ReplayServer, tool_call
 from autoinstall.record import load_spec
 from autoinstall.record.replay import EarlyBuild, early_context
-from envs.base import ExecResult
+from envs.base import ExecResult, SandboxFactory
 from envs.catalog import Catalog
 from envs.fake import FactorySandbox, FakeFactory, FakeSandbox
-from envs.spec import EnvSpec
+from envs.spec import EnvSpec, Verification
 
 REPO = Path(__file__).parents[1] / "fixtures" / "repos" / "pep621_extras"
 
@@ -155,7 +155,11 @@ def test_embedded_model_builds_verifies_and_rebuilds_from_its_dockerfile(tmp_pat
     snapshot_reads = [s for s in factory.sandboxes if s.image.startswith("fake-snapshot") and not s.cache]
     assert [s.commands() for s in snapshot_reads] == [["uv pip freeze --exclude-editable"]]
     rebuild = [c for c in spec.verification.checks if c.name == "rebuild"]
-    assert len(rebuild) == 1 and rebuild[0].ok and "is this build, made beside the install" in rebuild[0].output_tail
+    assert len(rebuild) == 1 and rebuild[0].ok
+    assert "is this build, made and its suite run beside the install phase" in rebuild[0].output_tail
+    # its checks and one suite run were made as soon as it was built; the install's last run is the other
+    assert len([e for e in factory.executed if e.image == rebuilt and "--junitxml=" in e.command]) == 1
+    assert [r.sandbox for r in spec.verification.runs] == ["install", "image"]
     builder = next(s for s in factory.sandboxes if s.image == spec.base_image and not s.cache)
     assert builder.commands() == [s.command for s in spec.steps]
 
@@ -381,3 +385,58 @@ def test_the_last_replay_is_taken_when_its_context_is_the_final_one(tmp_path: Pa
     assert early.take(replay_context(tmp_path / "final", base)) == "autoinstall-env/x:1-rebuild-1"
     early.discard()
     assert factory.discarded == []
+
+
+def test_a_verification_made_of_other_inputs_is_not_kept(tmp_path: Path) -> None:
+    factory = FakeFactory()
+    base = factory.base_image("3.11")
+    early = EarlyBuild(factory, "autoinstall-env/x:1")
+    made = Verification(verified=True, reason="1/1 tests passed")
+    early.start(replay_context(early_context(), base), lambda image, beside: made, inputs="plan; no deselection")
+
+    assert early.take(replay_context(tmp_path / "final", base)) == "autoinstall-env/x:1-rebuild-1"
+    assert early.verification("plan; no deselection") is made
+    assert early.verification("plan; a test deselected since") is None  # verified again by the rebuild check
+    early.discard()
+
+
+def test_a_build_discarded_before_it_is_built_is_not_verified(tmp_path: Path) -> None:
+    release = threading.Event()
+    verified: list[str] = []
+
+    class SlowBuilds(FakeFactory):
+        def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
+            release.wait(30)
+            return super().build(context, tag, labels)
+
+    factory = SlowBuilds()
+    early = EarlyBuild(factory, "autoinstall-env/x:1")
+    early.start(replay_context(early_context(), factory.base_image("3.11")),
+                lambda image, beside: verified.append(image) or Verification(verified=True, reason=""),
+                inputs="")
+    threading.Timer(0.2, release.set).start()
+    early.discard()  # the install failed: its replay is no longer wanted
+    assert verified == [] and factory.discarded == ["autoinstall-env/x:1-rebuild-1"]
+
+
+def test_an_interrupt_stops_the_verification_running_beside_the_install(tmp_path: Path) -> None:
+    running, release = threading.Event(), threading.Event()
+    sandboxes: list[FakeSandbox] = []
+
+    def verify_beside(image: str, beside: SandboxFactory) -> Verification:
+        with beside.sandbox(image, network=False) as sandbox:
+            assert isinstance(sandbox, FakeSandbox)
+            sandboxes.append(sandbox)
+            running.set()
+            release.wait(30)  # the image's suite, still running
+        return Verification(verified=True, reason="")
+
+    factory = FakeFactory()
+    early = EarlyBuild(factory, "autoinstall-env/x:1")
+    early.start(replay_context(early_context(), factory.base_image("3.11")), verify_beside, inputs="")
+    try:
+        assert running.wait(30)
+        early.abandon()  # Ctrl-C: the process is on its way out, the thread would leave its container running
+        assert [s.started for s in sandboxes] == [False]
+    finally:
+        release.set()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from autoinstall.verify import judge_spec, verify
+from autoinstall.verify.checks import with_install_run
 from envs.local import LocalSandbox
 from envs.spec import Deselection, EnvSpec, Plan, SourceRecord, Verification
 from envs.testrun import run_tests
@@ -132,9 +133,11 @@ def test_b():
 '''
 
 
-def _verified_after(prior_outcome: str, *, runs: int = 2) -> tuple[Verification, int]:
+def _verified_after(prior_outcome: str, *, runs: int = 2, beside: bool = False) -> tuple[Verification, int]:
     """`verify` with a prior run (as the install phase leaves one: the same tree, run there first) in which
-    tests/test_p.py::test_b ended `prior_outcome`; also how many times the tests ran in the sandbox."""
+    tests/test_p.py::test_b ended `prior_outcome`; also how many times the tests ran in the sandbox. `beside`:
+    the image's one run made first (as beside the install phase), the prior added after (`with_install_run`;
+    a Verification that cannot stand is returned as None)."""
     with LocalSandbox() as sb:
         root = Path(sb.workdir)
         (root / "tests").mkdir()
@@ -149,8 +152,11 @@ def _verified_after(prior_outcome: str, *, runs: int = 2) -> tuple[Verification,
                   "failed": 0 if prior_outcome == "passed" else 1}
         prior = prior.model_copy(update={"sandbox": "install", "results": results, "counts": counts})
         (root / "runs.log").unlink()
-        verification = verify(sb, plan, [], runs=runs, timeout_s=300, prior=prior)
-        return verification, (root / "runs.log").read_text().count("run")
+        if beside:
+            verification = with_install_run(verify(sb, plan, [], runs=1, timeout_s=300), plan, prior, runs)
+        else:
+            verification = verify(sb, plan, [], runs=runs, timeout_s=300, prior=prior)
+        return verification, (root / "runs.log").read_text().count("run")  # type: ignore[return-value]
 
 
 @pytest.mark.slow
@@ -161,6 +167,23 @@ def test_the_install_phases_last_run_stands_for_the_first_when_the_image_agrees(
     assert verification.verified and verification.flaky == [], verification.reason
     assert verification.reason == ("2/2 tests passed in every run (the first run: the install phase's last, "
                                    "which the image's agreed with test for test)")
+
+
+@pytest.mark.slow
+def test_an_image_run_made_beside_the_install_with_its_last_run_is_the_same_verification() -> None:
+    verification, ran = _verified_after("passed", beside=True)
+    after, _ = _verified_after("passed")
+    assert ran == 1 and verification is not None
+    assert [r.sandbox for r in verification.runs] == ["install", "image"]
+    assert (verification.verified, verification.reason, verification.counts, verification.collection,
+            verification.flaky) == (after.verified, after.reason, after.counts, after.collection, after.flaky)
+
+
+@pytest.mark.slow
+def test_an_image_run_made_beside_the_install_is_not_kept_when_they_disagree() -> None:
+    verification, ran = _verified_after("failed", beside=True)
+    assert ran == 1 and verification is None  # the rebuild check then verifies the image again, two runs
+    assert _verified_after("passed", runs=3, beside=True)[0] is None  # three runs asked: the image makes them
 
 
 @pytest.mark.slow
