@@ -14,6 +14,7 @@ Needs Docker; fails under CI when it is missing (the `builds` fixture).
 """
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import threading
@@ -170,14 +171,17 @@ def grading_ids(task: Task) -> list[str]:
     return [*task.FAIL_TO_PASS, *task.PASS_TO_PASS]
 
 
-RENAME_IN_TEST_FILE = '''python3 - "$TEST" "$NAME" <<'PY'
-import sys
-path, name = sys.argv[1:]
-text = open(path).read()
-open(path, "w").write(text.replace(name, name + " (renamed)", 1))
+RENAME_IN_TEST_FILE = '''python3 - <<'PY'
+import json
+for fail in json.loads(%FAILS%):  # each failing test: "file > describe > name"
+    path, name = fail.split(" > ", 1)[0], fail.rsplit(" > ", 1)[-1]
+    text = open(path).read()
+    open(path, "w").write(text.replace(name, name + " (renamed)", 1))
 PY
 '''
-"""bash: the first failing test renamed in the test file that holds it: the selection's pattern misses it."""
+"""bash: every failing test renamed in the test file that holds it (%FAILS%: the task's FAIL_TO_PASS as a Python
+literal of its JSON): the selection's pattern misses them all. Renaming only one would leave another of a task
+with two failing tests failing, and the control that shows the cheat can be paid would pay nothing."""
 RENAME_FROM_PRODUCT = '''cat >> "$SRC" <<'JS'
 ;(function () {
   const rename = (f) => typeof f !== 'function' ? f : Object.assign(function (name, ...rest) {
@@ -192,6 +196,11 @@ JS
 tests) so that every test is defined under another name: the selection's pattern matches none of them."""
 CHEATS = {"a failing test renamed in its file": RENAME_IN_TEST_FILE,
           "product code renames every test as it is defined": RENAME_FROM_PRODUCT}
+
+
+def cheats_for(task: Task) -> dict[str, str]:
+    """CHEATS, the renaming one naming `task`'s failing tests."""
+    return {name: body.replace("%FAILS%", repr(json.dumps(task.FAIL_TO_PASS))) for name, body in CHEATS.items()}
 
 
 def _trusting(env: Environment, selected: list[str]) -> float:
@@ -236,7 +245,7 @@ def test_a_selection_that_misses_the_failing_tests_pays_nothing(builds: Builds) 
     assert result.report.tasks, (result.report.candidates, result.report.dropped)
     task = result.report.tasks[0]
     lt = LanguageTask("node", builds.task("node_jest").env.catalog, task)
-    plays = {GOLD: 'git apply --whitespace=nowarn "$GOLD"\n', NOP: "true\n"} | CHEATS
+    plays = {GOLD: 'git apply --whitespace=nowarn "$GOLD"\n', NOP: "true\n"} | cheats_for(task)
     trusting: dict[str, float] = {}
     rewards = _play(lt, task, plays, trusting)
     assert rewards == {GOLD: 1.0, NOP: 0.0} | dict.fromkeys(CHEATS, 0.0), rewards
@@ -248,6 +257,6 @@ def test_a_selection_that_misses_the_failing_tests_pays_nothing(builds: Builds) 
         "rules": task.grading.rules.model_copy(update={"reach": [], "code_checks": []})})})
     outcomes: dict[str, dict[str, str]] = {}
     cheat = "product code renames every test as it is defined"
-    rewards = _play(lt, unscreened, {GOLD: plays[GOLD], cheat: CHEATS[cheat]}, outcomes=outcomes)
+    rewards = _play(lt, unscreened, {GOLD: plays[GOLD], cheat: cheats_for(unscreened)[cheat]}, outcomes=outcomes)
     assert rewards == {GOLD: 1.0, cheat: 0.0}, (rewards, outcomes)
     assert {outcomes[cheat][t] for t in task.FAIL_TO_PASS} == {"missing"}, outcomes[cheat]
