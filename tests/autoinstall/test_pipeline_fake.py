@@ -321,21 +321,27 @@ def test_a_step_added_after_the_early_build_gets_a_replay_of_its_own(tmp_path: P
     assert any("hypothesis" in line for line in spec.dockerfile.splitlines() if line.startswith("RUN"))
 
 
+class SlowBuilds(FakeFactory):
+    """A factory whose builds wait for `release` (a replay still downloading)."""
+
+    def __init__(self, release: threading.Event, behaviour: Machine | None = None) -> None:
+        super().__init__(behaviour)
+        self.release = release
+
+    def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
+        self.release.wait(30)
+        return super().build(context, tag, labels)
+
+
 def test_an_interrupt_does_not_wait_for_the_replay_still_building(tmp_path: Path) -> None:
     release = threading.Event()
-
-    class SlowBuilds(FakeFactory):
-        def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
-            release.wait(30)  # a replay still downloading
-            return super().build(context, tag, labels)
-
     class InterruptedSuite(Machine):
         def __call__(self, sb: FakeSandbox, cmd: str, env: dict[str, str]) -> ExecResult | None:
             if "--junitxml=" in cmd:
                 raise KeyboardInterrupt
             return super().__call__(sb, cmd, env)
 
-    factory = SlowBuilds(InterruptedSuite())
+    factory = SlowBuilds(release, InterruptedSuite())
     try:
         with pytest.raises(KeyboardInterrupt):
             build_environment(str(REPO), BuildOptions(out_dir=tmp_path / "env", rebuild_check=True), factory=factory)
@@ -347,7 +353,6 @@ def test_an_interrupt_does_not_wait_for_the_replay_still_building(tmp_path: Path
         thread.join(30)
 
 
-
 def replay_context(at: Path, base: str) -> Path:
     """A replay's build context at `at`: a Dockerfile from `base`, an empty autoinstall/."""
     (at / "autoinstall").mkdir(parents=True, exist_ok=True)
@@ -357,13 +362,7 @@ def replay_context(at: Path, base: str) -> Path:
 
 def test_a_replay_of_a_context_that_is_no_longer_the_final_one_is_not_waited_for(tmp_path: Path) -> None:
     release = threading.Event()
-
-    class SlowBuilds(FakeFactory):
-        def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
-            release.wait(30)  # a replay still downloading
-            return super().build(context, tag, labels)
-
-    factory = SlowBuilds()
+    factory = SlowBuilds(release)
     base = factory.base_image("3.11")
     early = EarlyBuild(factory, "autoinstall-env/x:1")
     early.start(replay_context(early_context(), base))  # what the install had done when its steps were in
@@ -404,12 +403,7 @@ def test_a_build_discarded_before_it_is_built_is_not_verified(tmp_path: Path) ->
     release = threading.Event()
     verified: list[str] = []
 
-    class SlowBuilds(FakeFactory):
-        def build(self, context: Path, tag: str, labels: Mapping[str, str]) -> str:
-            release.wait(30)
-            return super().build(context, tag, labels)
-
-    factory = SlowBuilds()
+    factory = SlowBuilds(release)
     early = EarlyBuild(factory, "autoinstall-env/x:1")
     early.start(replay_context(early_context(), factory.base_image("3.11")),
                 lambda image, beside: verified.append(image) or Verification(verified=True, reason=""),
